@@ -66,17 +66,25 @@ export interface BlobStore {
 
 /** One data row of a client index, with the columns the gateway uses (others are dropped). */
 export interface IndexRecord {
-  /** 1-based line number in the CSV, for log messages. */
-  readonly line: number;
+  /** 1-based data row number (the header is row 0), for log messages. */
+  readonly row: number;
   readonly Symbol: string;
   readonly ShortDescriptionPt: string;
   readonly ShortDescription: string;
   readonly FileName: string;
 }
 
+/** An index row left out of a catalog, and why. */
+export interface IndexRowWarning {
+  readonly row: number;
+  readonly message: string;
+}
+
 /** A parsed index and the version of the stored file it came from. */
 export interface LoadedIndex {
   readonly records: readonly IndexRecord[];
+  /** Rows the parser could not turn into records (e.g. a wrong number of cells). */
+  readonly rejectedRows: readonly IndexRowWarning[];
   /** Changes whenever the stored index changes (its entity tag). */
   readonly version: string;
 }

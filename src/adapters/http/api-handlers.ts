@@ -1,0 +1,114 @@
+import type { Request, Response } from 'express';
+import type { FileAccess } from '../../domain/file-access.js';
+import type { Principal } from '../../domain/ports.js';
+import { handleDownload, type DownloadHandlerDependencies } from './download-handler.js';
+
+/** What a handler of one `openapi.yaml` operation gets once the request is validated and authenticated. */
+export interface OperationContext {
+  readonly req: Request;
+  readonly res: Response;
+  /** Present for every operation that requires a bearer token. */
+  readonly principal: Principal | undefined;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
+  readonly files: FileAccess;
+  /** The contract itself, served at `/openapi.yaml` so subscribers can generate clients. */
+  readonly openApiDocument: string;
+}
+
+export type OperationHandler = (context: OperationContext) => Promise<void>;
+
+/** JSON answers depend on the caller and change with the index and storage: revalidate every time. */
+const jsonCacheControl = 'private, no-cache';
+const defaultListLimit = 1000;
+
+function principalOf(context: OperationContext): Principal {
+  if (context.principal === undefined) throw new Error(`Operation at ${context.req.path} needs an authenticated caller`);
+  return context.principal;
+}
+
+function sendJson(res: Response, body: unknown): void {
+  res.set('Cache-Control', jsonCacheControl).status(200).json(body);
+}
+
+/** One handler per `operationId` of `openapi.yaml`, except `issueToken` (see token-endpoint.ts). */
+export function createOperationHandlers(deps: ApiHandlerDependencies): Record<string, OperationHandler> {
+  const download: OperationHandler = (context) =>
+    handleDownload(deps, context.req, context.res, principalOf(context), { symbol: context.params['symbol'] ?? '' });
+
+  /** `params.path` is the storage path, already decoded once and checked by `decodeRequestPath`. */
+  const downloadByPath: OperationHandler = (context) =>
+    handleDownload(deps, context.req, context.res, principalOf(context), { path: context.params['path'] ?? '' });
+
+  return {
+    async getCatalog(context) {
+      const principal = principalOf(context);
+      const catalog = await deps.files.catalog(principal);
+      sendJson(context.res, {
+        clientId: principal.clientId,
+        files: catalog.entries.map((entry) => ({ Symbol: entry.symbol, Description: entry.description, FileName: entry.fileName })),
+        count: catalog.entries.length,
+      });
+    },
+
+    async listFiles(context) {
+      const rawLimit = context.req.query['limit'];
+      const limit = typeof rawLimit === 'string' ? Number(rawLimit) : defaultListLimit;
+      const listing = await deps.files.list(principalOf(context), limit);
+      sendJson(context.res, {
+        files: listing.files.map((file) => ({
+          symbol: file.entry.symbol,
+          description: file.entry.description,
+          size: file.size,
+          uploaded: file.uploaded.toISOString(),
+        })),
+        count: listing.count,
+        limit: listing.limit,
+        truncated: listing.truncated,
+      });
+    },
+
+    async countFiles(context) {
+      sendJson(context.res, { count: await deps.files.count(principalOf(context)) });
+    },
+
+    async getFileInfo(context) {
+      const { entry, properties } = await deps.files.info(principalOf(context), context.params['symbol'] ?? '');
+      context.res.set({ ETag: properties.etag, 'Last-Modified': properties.lastModified.toUTCString() });
+      sendJson(context.res, {
+        symbol: entry.symbol,
+        size: properties.size,
+        uploaded: properties.lastModified.toISOString(),
+        etag: properties.etag,
+        httpMetadata: definedOnly({
+          contentType: properties.contentType,
+          contentDisposition: properties.contentDisposition,
+          contentEncoding: properties.contentEncoding,
+          contentLanguage: properties.contentLanguage,
+          cacheControl: properties.cacheControl,
+          contentMd5: properties.contentMd5,
+        }),
+        customMetadata: properties.metadata,
+      });
+    },
+
+    downloadBySymbol: download,
+    headDownloadBySymbol: download,
+    downloadByPath: downloadByPath,
+    headDownloadByPath: downloadByPath,
+
+    async getHealth(context) {
+      context.res.set('Cache-Control', 'no-store').status(200).json({ status: 'ok' });
+    },
+
+    async getOpenApiDocument(context) {
+      context.res.set('Cache-Control', 'public, max-age=300').type('application/yaml').status(200).send(deps.openApiDocument);
+    },
+  };
+}
+
+function definedOnly(values: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}

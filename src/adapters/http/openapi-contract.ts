@@ -1,0 +1,50 @@
+import { OpenAPIBackend, type Request as OpenApiRequest, type ValidationResult } from 'openapi-backend';
+import type { Request } from 'express';
+
+export type OpenApi = OpenAPIBackend;
+
+/** Loads and checks `openapi.yaml`; every request the gateway serves is validated against it. */
+export async function loadOpenApi(definitionPath: string): Promise<OpenApi> {
+  const api = new OpenAPIBackend({
+    definition: definitionPath,
+    strict: true,
+    validate: true,
+    quick: false,
+    coerceTypes: true,
+    // openapi-backend's Ajv does not know `date-time`; without this, such fields would go unchecked.
+    customizeAjv: (ajv) => ajv.addFormat('date-time', isRfc3339DateTime),
+  });
+  await api.init();
+  return api;
+}
+
+/** The parts of an Express request openapi-backend looks at, with the raw (still encoded) path. */
+export function toOpenApiRequest(req: Request, path = rawPathOf(req)): OpenApiRequest {
+  return {
+    method: req.method,
+    path,
+    headers: req.headers as OpenApiRequest['headers'],
+    query: req.query as OpenApiRequest['query'],
+    ...(req.body !== undefined && { body: req.body as unknown }),
+  };
+}
+
+/** The request path exactly as the client sent it: not decoded, no query string. */
+export function rawPathOf(req: Request): string {
+  const url = req.originalUrl;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/** Human-readable problems of a failed validation, e.g. `query parameter limit must be <= 10000`. */
+export function describeValidationErrors(result: ValidationResult): string[] {
+  return (result.errors ?? []).map((error) => {
+    const where = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    return where === '' ? `request ${error.message ?? 'is invalid'}` : `${where} ${error.message ?? 'is invalid'}`;
+  });
+}
+
+/** RFC 3339 section 5.6 `date-time`, e.g. `2024-05-01T12:00:00.000Z`. */
+function isRfc3339DateTime(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(value) && !Number.isNaN(Date.parse(value));
+}

@@ -1,0 +1,124 @@
+import { isAbsolute, resolve } from 'node:path';
+
+/** Where the files are served from. */
+export type StorageConfig =
+  | { readonly kind: 'local'; readonly dataDir: string; readonly bundledSample: boolean }
+  | { readonly kind: 'azure-connection-string'; readonly connectionString: string; readonly container: string }
+  | { readonly kind: 'azure-managed-identity'; readonly accountUrl: string; readonly container: string };
+
+export interface GatewayConfig {
+  readonly port: number;
+  readonly storage: StorageConfig;
+  /** `undefined` only on the embedded default, which registers a demo client instead. */
+  readonly clientsFile: string | undefined;
+  /** `undefined` when unset: a random key is made and a warning logged. */
+  readonly tokenSigningKey: string | undefined;
+  readonly tokenTtlSeconds: number;
+  readonly indexRefreshSeconds: number;
+  readonly downloadRateLimit: number;
+  readonly downloadRateWindowSeconds: number;
+  readonly tokenFailureLimit: number;
+  readonly tokenFailureWindowSeconds: number;
+  readonly trustProxy: boolean | number | string;
+  readonly logLevel: string;
+}
+
+/** A configuration mistake, naming the variable, that stops start-up. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Reads and checks every setting once, at start-up. Throws `ConfigError` naming the first bad variable. */
+export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfig {
+  const storage = storageConfig(env, bundledSampleDataDir);
+  const clientsFile = nonEmpty(env, 'CLIENTS_FILE');
+  if (clientsFile === undefined && !(storage.kind === 'local' && storage.bundledSample)) {
+    throw new ConfigError('CLIENTS_FILE', 'is required when serving your own data (DATA_DIR or AZURE_STORAGE_*); create it with `npm run clients -- add <client_id>`');
+  }
+  const tokenSigningKey = nonEmpty(env, 'TOKEN_SIGNING_KEY');
+  if (tokenSigningKey !== undefined && Buffer.byteLength(tokenSigningKey, 'utf8') < 32) {
+    throw new ConfigError('TOKEN_SIGNING_KEY', 'must be at least 32 bytes long (e.g. `openssl rand -base64 48`)');
+  }
+  const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
+  if (!logLevels.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${logLevels.join(', ')}`);
+
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    storage,
+    clientsFile: clientsFile === undefined ? undefined : resolve(clientsFile),
+    tokenSigningKey,
+    tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86400),
+    indexRefreshSeconds: integer(env, 'INDEX_REFRESH_SECONDS', 60, 0, 86400),
+    downloadRateLimit: integer(env, 'DOWNLOAD_RATE_LIMIT', 120, 1, 1_000_000),
+    downloadRateWindowSeconds: integer(env, 'DOWNLOAD_RATE_WINDOW_SECONDS', 60, 1, 86400),
+    tokenFailureLimit: integer(env, 'TOKEN_FAILURE_LIMIT', 10, 1, 1_000_000),
+    tokenFailureWindowSeconds: integer(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 900, 1, 86400),
+    trustProxy: trustProxy(env),
+    logLevel,
+  };
+}
+
+function storageConfig(env: Env, bundledSampleDataDir: string): StorageConfig {
+  const connectionString = nonEmpty(env, 'AZURE_STORAGE_CONNECTION_STRING');
+  const accountUrl = nonEmpty(env, 'AZURE_STORAGE_ACCOUNT_URL');
+  const container = nonEmpty(env, 'AZURE_STORAGE_CONTAINER');
+  const dataDir = nonEmpty(env, 'DATA_DIR');
+
+  if (connectionString !== undefined && accountUrl !== undefined) {
+    throw new ConfigError('AZURE_STORAGE_ACCOUNT_URL', 'set either it or AZURE_STORAGE_CONNECTION_STRING, not both');
+  }
+  if (connectionString === undefined && accountUrl === undefined) {
+    if (container !== undefined) {
+      throw new ConfigError('AZURE_STORAGE_CONTAINER', 'needs AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ACCOUNT_URL');
+    }
+    if (dataDir === undefined) return { kind: 'local', dataDir: bundledSampleDataDir, bundledSample: true };
+    return { kind: 'local', dataDir: isAbsolute(dataDir) ? dataDir : resolve(dataDir), bundledSample: false };
+  }
+  if (dataDir !== undefined) throw new ConfigError('DATA_DIR', 'cannot be combined with AZURE_STORAGE_* settings');
+  if (container === undefined) throw new ConfigError('AZURE_STORAGE_CONTAINER', 'is required with Azure Blob storage');
+  if (!/^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(container)) {
+    throw new ConfigError('AZURE_STORAGE_CONTAINER', `"${container}" is not a valid container name (3-63 lowercase letters, digits, single hyphens)`);
+  }
+  if (accountUrl !== undefined) {
+    if (!/^https?:\/\/[^/\s]+\/?$/.test(accountUrl)) {
+      throw new ConfigError('AZURE_STORAGE_ACCOUNT_URL', 'must be the account URL, e.g. https://<account>.blob.core.windows.net');
+    }
+    return { kind: 'azure-managed-identity', accountUrl, container };
+  }
+  if (connectionString !== undefined && !/(AccountName|BlobEndpoint|SharedAccessSignature|UseDevelopmentStorage)=/i.test(connectionString)) {
+    throw new ConfigError('AZURE_STORAGE_CONNECTION_STRING', 'does not look like an Azure Storage connection string');
+  }
+  return { kind: 'azure-connection-string', connectionString: connectionString ?? '', container };
+}
+
+function nonEmpty(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function trustProxy(env: Env): boolean | number | string {
+  const raw = nonEmpty(env, 'TRUST_PROXY');
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw;
+}

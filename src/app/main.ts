@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { InMemoryClientRegistry } from '../adapters/clients/in-memory-client-registry.js';
+import { JsonClientRegistry } from '../adapters/clients/json-client-registry.js';
+import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
+import { fromAccountUrl, fromConnectionString } from '../adapters/storage/azure-blob-store.js';
+import { LocalFolderBlobStore } from '../adapters/storage/local-folder-blob-store.js';
+import type { BlobStore, ClientRegistry } from '../domain/ports.js';
+import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
+import { createApp } from './create-app.js';
+import { printDemoInstructions } from './demo-instructions.js';
+import { bundledSampleDataDir } from './package-root.js';
+
+const demoClientId = 'demo';
+
+function storeFor(config: GatewayConfig): BlobStore {
+  switch (config.storage.kind) {
+    case 'local':
+      return new LocalFolderBlobStore(config.storage.dataDir);
+    case 'azure-connection-string':
+      return fromConnectionString(config.storage.connectionString, config.storage.container);
+    case 'azure-managed-identity':
+      return fromAccountUrl(config.storage.accountUrl, config.storage.container);
+  }
+}
+
+async function registryFor(config: GatewayConfig): Promise<{ registry: ClientRegistry; demoSecret?: string }> {
+  if (config.clientsFile !== undefined) return { registry: new JsonClientRegistry(config.clientsFile) };
+  const demoSecret = generateSecret();
+  const registry = new InMemoryClientRegistry([
+    { clientId: demoClientId, secretHash: await hashSecret(demoSecret), indexPath: `indexes/${demoClientId}.csv`, enabled: true },
+  ]);
+  return { registry, demoSecret };
+}
+
+function signingKeyFor(config: GatewayConfig, logger: Logger): Uint8Array {
+  if (config.tokenSigningKey !== undefined) return new TextEncoder().encode(config.tokenSigningKey);
+  logger.warn('TOKEN_SIGNING_KEY is not set: using a random key, so tokens die with this process and other instances reject them');
+  return randomBytes(48);
+}
+
+async function main(): Promise<void> {
+  let config: GatewayConfig;
+  try {
+    config = loadConfig(process.env, bundledSampleDataDir());
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`Configuration error: ${error.message}\n`);
+    process.exit(1);
+  }
+  const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
+  const { registry, demoSecret } = await registryFor(config);
+  const app = await createApp({
+    store: storeFor(config),
+    registry,
+    logger,
+    signingKey: signingKeyFor(config, logger),
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    indexRefreshSeconds: config.indexRefreshSeconds,
+    downloadRateLimit: { limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds },
+    tokenThrottle: { failuresPerClient: config.tokenFailureLimit, windowSeconds: config.tokenFailureWindowSeconds },
+    trustProxy: config.trustProxy,
+  });
+
+  const server: Server = app.listen(config.port);
+  server.once('listening', () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.port;
+    logger.info({ port, storage: config.storage.kind }, 'data file gateway listening');
+    if (demoSecret !== undefined) printDemoInstructions(process.stdout, { port, clientId: demoClientId, clientSecret: demoSecret });
+  });
+  server.once('error', (error) => {
+    logger.fatal({ err: error }, 'could not listen');
+    process.exit(1);
+  });
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+await main();

@@ -1,0 +1,113 @@
+import { decideDownload, type DownloadDecision, type DownloadRequest } from './download-policy.js';
+import type { Entitlement } from './entitlement.js';
+import { NotFound } from './errors.js';
+import { defaultExistenceCheck, findExistingBlobs, type ExistenceCheckOptions } from './existing-blobs.js';
+import type { CatalogEntry, FileCatalog } from './file-catalog.js';
+import type { BlobContent, BlobProperties, BlobStore, Clock, Principal } from './ports.js';
+
+/** A catalog file that storage has. */
+export interface ExistingFile {
+  readonly entry: CatalogEntry;
+  readonly size: number;
+  readonly uploaded: Date;
+}
+
+export interface FileListing {
+  /** At most `limit` existing files, in index order. */
+  readonly files: readonly ExistingFile[];
+  /** How many catalog files exist in storage in all. */
+  readonly count: number;
+  readonly limit: number;
+  readonly truncated: boolean;
+}
+
+export interface FileDetails {
+  readonly entry: CatalogEntry;
+  readonly properties: BlobProperties;
+}
+
+export type DownloadTarget = { readonly symbol: string } | { readonly path: string };
+
+export interface PreparedDownload extends FileDetails {
+  readonly decision: DownloadDecision;
+}
+
+export interface FileAccessDependencies {
+  readonly entitlement: Entitlement;
+  readonly store: BlobStore;
+  readonly clock: Clock;
+  readonly existenceCheck?: ExistenceCheckOptions;
+}
+
+/**
+ * The gateway's use cases: what a client may see of storage and what a download request gets.
+ * Entitlement is always decided before storage is asked whether a file exists.
+ */
+export class FileAccess {
+  constructor(private readonly deps: FileAccessDependencies) {}
+
+  catalog(principal: Principal): Promise<FileCatalog> {
+    return this.deps.entitlement.catalogFor(principal);
+  }
+
+  async list(principal: Principal, limit: number): Promise<FileListing> {
+    const existing = await this.existingFiles(principal);
+    return { files: existing.slice(0, limit), count: existing.length, limit, truncated: existing.length > limit };
+  }
+
+  async count(principal: Principal): Promise<number> {
+    return (await this.existingFiles(principal)).length;
+  }
+
+  /** Throws `NotEntitled` or `NotFound`. */
+  async info(principal: Principal, symbol: string): Promise<FileDetails> {
+    const entry = await this.deps.entitlement.entryForSymbol(principal, symbol);
+    return { entry, properties: await this.propertiesOf(entry) };
+  }
+
+  /** Resolves the target and decides the response from the file's current properties. */
+  async prepareDownload(principal: Principal, target: DownloadTarget, request: DownloadRequest): Promise<PreparedDownload> {
+    const entry =
+      'symbol' in target
+        ? await this.deps.entitlement.entryForSymbol(principal, target.symbol)
+        : await this.deps.entitlement.entryForPath(principal, target.path);
+    const properties = await this.propertiesOf(entry);
+    return { entry, properties, decision: decideDownload(properties, request, this.deps.clock.now()) };
+  }
+
+  /**
+   * The bytes of a prepared full or partial download, pinned to the version whose headers were
+   * decided: throws `ContentChanged` if the file changed since.
+   */
+  open(prepared: PreparedDownload, signal?: AbortSignal): Promise<BlobContent> {
+    const range = prepared.decision.kind === 'partial' ? prepared.decision.range : undefined;
+    return this.deps.store.read(prepared.entry.fileName, {
+      ifMatch: prepared.properties.etag,
+      ...(range !== undefined && { range }),
+      ...(signal !== undefined && { signal }),
+    });
+  }
+
+  private async propertiesOf(entry: CatalogEntry): Promise<BlobProperties> {
+    const properties = await this.deps.store.getProperties(entry.fileName);
+    if (properties === undefined) {
+      throw new NotFound(`File "${entry.fileName}" for symbol "${entry.symbol}" does not exist`);
+    }
+    return properties;
+  }
+
+  private async existingFiles(principal: Principal): Promise<ExistingFile[]> {
+    const catalog = await this.deps.entitlement.catalogFor(principal);
+    const found = await findExistingBlobs(
+      this.deps.store,
+      catalog.entries.map((entry) => entry.fileName),
+      this.deps.existenceCheck ?? defaultExistenceCheck,
+    );
+    const existing: ExistingFile[] = [];
+    for (const entry of catalog.entries) {
+      const blob = found.get(entry.fileName);
+      if (blob !== undefined) existing.push({ entry, size: blob.size, uploaded: blob.lastModified });
+    }
+    return existing;
+  }
+}
