@@ -1,0 +1,111 @@
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Client secrets are stored as scrypt hashes (RFC 7914) in a self-describing string,
+ * `scrypt$<N>$<r>$<p>$<salt base64url>$<key base64url>`, so the parameters can be raised later
+ * without breaking the hashes already stored.
+ */
+const SCHEME = 'scrypt';
+const COST = 16384;
+const BLOCK_SIZE = 8;
+const PARALLELISM = 1;
+const KEY_BYTES = 32;
+const SALT_BYTES = 16;
+
+/**
+ * Bounds on what a stored hash may ask for, so that a hand-edited or corrupted registry cannot make
+ * one verification take gigabytes of memory (scrypt needs about 128 * N * r bytes).
+ */
+const MAX_MEMORY_BYTES = 64 * 1024 * 1024;
+const MAX_PARALLELISM = 16;
+
+const DECIMAL = /^[1-9][0-9]{0,9}$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+interface ScryptHash {
+  readonly cost: number;
+  readonly blockSize: number;
+  readonly parallelism: number;
+  readonly salt: Buffer;
+  readonly key: Buffer;
+}
+
+/** A new secret: 32 bytes from the CSPRNG as base64url without padding (43 characters, RFC 3986 unreserved only). */
+export function generateSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The self-describing scrypt hash of `secret`, with a fresh random salt. */
+export async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const key = await deriveKey(secret, salt, KEY_BYTES, COST, BLOCK_SIZE, PARALLELISM);
+  return [SCHEME, COST, BLOCK_SIZE, PARALLELISM, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+/**
+ * Whether `secret` matches `hash`. A malformed or unsupported hash is a mismatch, never an error, so
+ * one corrupted registry entry locks out that client only.
+ */
+export async function verifySecret(secret: string, hash: string): Promise<boolean> {
+  const parsed = parseHash(hash);
+  if (parsed === undefined) return false;
+  let derived: Buffer;
+  try {
+    derived = await deriveKey(secret, parsed.salt, parsed.key.length, parsed.cost, parsed.blockSize, parsed.parallelism);
+  } catch {
+    return false;
+  }
+  // Constant time, so the comparison does not tell how many leading bytes were right.
+  return timingSafeEqual(derived, parsed.key);
+}
+
+/**
+ * A short, stable id of a stored hash (not of the secret): 16 hex characters of its SHA-256. Tokens
+ * carry it so that rotating a secret, which changes the hash, revokes the tokens issued before.
+ */
+export function secretFingerprint(hash: string): string {
+  return createHash('sha256').update(hash, 'utf8').digest('hex').slice(0, 16);
+}
+
+function parseHash(hash: string): ScryptHash | undefined {
+  const parts = hash.split('$');
+  if (parts.length !== 6) return undefined;
+  const [scheme, costText, blockSizeText, parallelismText, saltText, keyText] = parts as [string, string, string, string, string, string];
+  if (scheme !== SCHEME) return undefined;
+  if (!DECIMAL.test(costText) || !DECIMAL.test(blockSizeText) || !DECIMAL.test(parallelismText)) return undefined;
+  const cost = Number(costText);
+  const blockSize = Number(blockSizeText);
+  const parallelism = Number(parallelismText);
+  const costIsPowerOfTwo = cost > 1 && Number.isSafeInteger(cost) && (cost & (cost - 1)) === 0;
+  if (!costIsPowerOfTwo || 128 * cost * blockSize > MAX_MEMORY_BYTES || parallelism > MAX_PARALLELISM) return undefined;
+  const salt = decodeBase64url(saltText);
+  const key = decodeBase64url(keyText);
+  if (salt === undefined || key === undefined) return undefined;
+  if (salt.length < 8 || salt.length > 64 || key.length < 16 || key.length > 64) return undefined;
+  return { cost, blockSize, parallelism, salt, key };
+}
+
+/** Strict base64url: Node's decoder skips bad characters, so only a canonical round trip is accepted. */
+function decodeBase64url(text: string): Buffer | undefined {
+  if (!BASE64URL.test(text)) return undefined;
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : undefined;
+}
+
+function deriveKey(
+  secret: string,
+  salt: Buffer,
+  keyLength: number,
+  cost: number,
+  blockSize: number,
+  parallelism: number,
+): Promise<Buffer> {
+  // OpenSSL needs 128 * r * (N + p) bytes and some slack; the default limit (32 MiB) is too tight near the bound.
+  const maxmem = 128 * blockSize * (cost + parallelism + 2) + 1024 * 1024;
+  return new Promise((resolve, reject) => {
+    scrypt(secret, salt, keyLength, { N: cost, r: blockSize, p: parallelism, maxmem }, (error, key) => {
+      if (error) reject(error);
+      else resolve(key);
+    });
+  });
+}

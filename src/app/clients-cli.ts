@@ -1,0 +1,11 @@
+/**
+ * Process entry of the `clients` command line (`npm run clients -- <command>`); the work is in
+ * `runClientsCli`. The exit code is set rather than forced, so piped output is flushed first.
+ */
+import { runClientsCli } from './clients-command.js';
+
+process.exitCode = await runClientsCli(process.argv.slice(2), {
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+});

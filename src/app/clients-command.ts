@@ -1,0 +1,264 @@
+import { resolve } from 'node:path';
+import { Command, CommanderError } from 'commander';
+import {
+  defaultIndexPath,
+  isValidClientId,
+  JsonClientRegistry,
+  type StoredClient,
+} from '../adapters/clients/json-client-registry.js';
+import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
+
+/** Where the CLI writes, and what it reads from its environment. `process` fits. */
+export interface ClientsCliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+  /** The time stamped into `createdAt` and `updatedAt`; the system clock when absent. */
+  readonly now?: () => Date;
+}
+
+/**
+ * Exit codes: 0 done; 1 the registry says no (unknown client, id already taken) or cannot be used;
+ * 2 the command line or environment is wrong (usage, invalid id or secret, CLIENTS_FILE unset).
+ */
+const EXIT_REFUSED = 1;
+const EXIT_USAGE = 2;
+
+/**
+ * An imported secret: 16 to 512 printable ASCII characters, no space or control character, so it
+ * survives a shell, an HTTP Basic header and form encoding (RFC 6749 section 2.3.1) unchanged.
+ */
+const IMPORTED_SECRET = /^[\x21-\x7E]{16,512}$/;
+
+class CliFailure extends Error {
+  readonly exitCode: number;
+
+  constructor(exitCode: number, message: string) {
+    super(message);
+    this.exitCode = exitCode;
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * Runs the `clients` command line: `add`, `list`, `rotate`, `disable`, `enable`, `remove`.
+ *
+ * `args` are the user's arguments only (`process.argv.slice(2)`). Results go to `io.stdout` as
+ * `key: value` lines (or JSON for `list --json`); notes and errors go to `io.stderr`.
+ * Resolves to the exit code; never calls `process.exit`.
+ */
+export async function runClientsCli(args: readonly string[], io: ClientsCliIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...args], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has already printed its message or the help.
+      return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    if (error instanceof CliFailure) {
+      io.stderr.write(`error: ${error.message}\n`);
+      return error.exitCode;
+    }
+    io.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_REFUSED;
+  }
+}
+
+function buildProgram(io: ClientsCliIo): Command {
+  const now = (): string => (io.now ?? (() => new Date()))().toISOString();
+  const registry = (): JsonClientRegistry => {
+    const file = io.env['CLIENTS_FILE'];
+    if (file === undefined || file === '') {
+      throw new CliFailure(
+        EXIT_USAGE,
+        'CLIENTS_FILE is not set: set it to the path of the client registry JSON file (created on the first `add`), e.g. CLIENTS_FILE=./clients.json',
+      );
+    }
+    return new JsonClientRegistry(resolve(file));
+  };
+  const out = (line: string): void => {
+    io.stdout.write(`${line}\n`);
+  };
+  const note = (line: string): void => {
+    io.stderr.write(`${line}\n`);
+  };
+
+  const program = new Command('clients')
+    .description('Manage the subscribers of the Data File Gateway (the registry file named by CLIENTS_FILE).')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .showHelpAfterError('(run with --help for usage)');
+
+  program
+    .command('add')
+    .description('register a client and print its secret once')
+    .argument('<client_id>', '1-64 characters of A-Z a-z 0-9 . _ -, not starting with "."')
+    .option(
+      '--secret <secret>',
+      'import an existing secret instead of generating one (16-512 printable ASCII characters, no spaces)',
+    )
+    .option('--index <path>', 'storage path of the client index CSV (default: indexes/<client_id>.csv)')
+    .action(async (clientId: string, options: { secret?: string; index?: string }) => {
+      checkClientId(clientId);
+      const indexPath = options.index ?? defaultIndexPath(clientId);
+      checkIndexPath(indexPath);
+      const secret = chooseSecret(options.secret);
+      const store = registry();
+      const file = await store.load();
+      if (Object.hasOwn(file.clients, clientId)) {
+        throw new CliFailure(EXIT_REFUSED, `client "${clientId}" already exists in ${store.path}`);
+      }
+      const stamp = now();
+      file.clients[clientId] = {
+        secretHash: await hashSecret(secret.value),
+        indexPath,
+        enabled: true,
+        createdAt: stamp,
+        updatedAt: stamp,
+      };
+      await store.save(file);
+      out(`client_id: ${clientId}`);
+      out(`index_path: ${indexPath}`);
+      printSecret(secret, out, note);
+    });
+
+  program
+    .command('list')
+    .description('list the clients (never their secrets or hashes)')
+    .option('--json', 'print a JSON array instead of a table')
+    .action(async (options: { json?: boolean }) => {
+      const file = await registry().load();
+      const rows = Object.entries(file.clients)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([clientId, stored]) => ({
+          clientId,
+          enabled: stored.enabled,
+          indexPath: stored.indexPath,
+          createdAt: stored.createdAt,
+          updatedAt: stored.updatedAt,
+        }));
+      if (options.json === true) {
+        out(JSON.stringify(rows, null, 2));
+        return;
+      }
+      const table = [
+        ['CLIENT_ID', 'ENABLED', 'INDEX_PATH', 'UPDATED_AT'],
+        ...rows.map((row) => [row.clientId, String(row.enabled), row.indexPath, row.updatedAt]),
+      ];
+      const widths = table[0].map((_, column) => Math.max(...table.map((cells) => cells[column].length)));
+      for (const cells of table) {
+        out(cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+      }
+    });
+
+  program
+    .command('rotate')
+    .description('replace a client secret; tokens issued with the old one stop working')
+    .argument('<client_id>')
+    .option('--secret <secret>', 'import this secret instead of generating one (same rules as add)')
+    .action(async (clientId: string, options: { secret?: string }) => {
+      const secret = chooseSecret(options.secret);
+      const secretHash = await hashSecret(secret.value);
+      await update(registry(), clientId, (stored) => ({ ...stored, secretHash, updatedAt: now() }));
+      out(`client_id: ${clientId}`);
+      printSecret(secret, out, note);
+      note('Tokens issued with the previous secret are no longer accepted.');
+    });
+
+  for (const enabled of [false, true]) {
+    program
+      .command(enabled ? 'enable' : 'disable')
+      .description(enabled ? 'let a disabled client obtain tokens again' : 'stop a client from obtaining or using tokens')
+      .argument('<client_id>')
+      .action(async (clientId: string) => {
+        await update(registry(), clientId, (stored) =>
+          stored.enabled === enabled ? stored : { ...stored, enabled, updatedAt: now() },
+        );
+        out(`client_id: ${clientId}`);
+        out(`enabled: ${enabled}`);
+      });
+  }
+
+  program
+    .command('remove')
+    .description('delete a client from the registry')
+    .argument('<client_id>')
+    .action(async (clientId: string) => {
+      await update(registry(), clientId, () => undefined);
+      out(`client_id: ${clientId}`);
+      out('removed: true');
+    });
+
+  return program;
+}
+
+interface ChosenSecret {
+  readonly value: string;
+  readonly generated: boolean;
+}
+
+function chooseSecret(imported: string | undefined): ChosenSecret {
+  if (imported === undefined) return { value: generateSecret(), generated: true };
+  if (!IMPORTED_SECRET.test(imported)) {
+    // The message never repeats the secret: it may be a real credential with a typo.
+    throw new CliFailure(
+      EXIT_USAGE,
+      `--secret must be 16 to 512 printable ASCII characters without spaces (got ${imported.length} characters)`,
+    );
+  }
+  return { value: imported, generated: false };
+}
+
+function printSecret(secret: ChosenSecret, out: (line: string) => void, note: (line: string) => void): void {
+  if (secret.generated) {
+    out(`client_secret: ${secret.value}`);
+    note('Store the client_secret now: it is kept only as a hash and will not be shown again.');
+  } else {
+    note('The imported secret was stored as a hash; it is not shown.');
+  }
+}
+
+function checkClientId(clientId: string): void {
+  if (!isValidClientId(clientId)) {
+    throw new CliFailure(
+      EXIT_USAGE,
+      `invalid client id ${JSON.stringify(clientId)}: use 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting with "."`,
+    );
+  }
+}
+
+/** A storage path as the stores accept it: relative, `/`-separated, no empty, `.` or `..` segment. */
+function checkIndexPath(indexPath: string): void {
+  const segments = indexPath.split('/');
+  const valid =
+    !/[\\\x00-\x1f\x7f]/.test(indexPath) && segments.every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+  if (!valid) {
+    throw new CliFailure(
+      EXIT_USAGE,
+      `invalid --index ${JSON.stringify(indexPath)}: use a relative storage path such as indexes/acme.csv`,
+    );
+  }
+}
+
+/** Applies `change` to one client and saves; `undefined` removes it. Unknown client: exit 1. */
+async function update(
+  store: JsonClientRegistry,
+  clientId: string,
+  change: (stored: StoredClient) => StoredClient | undefined,
+): Promise<void> {
+  const file = await store.load();
+  const stored = Object.hasOwn(file.clients, clientId) ? file.clients[clientId] : undefined;
+  if (stored === undefined) {
+    throw new CliFailure(EXIT_REFUSED, `no client "${clientId}" in ${store.path}`);
+  }
+  const changed = change(stored);
+  if (changed === stored) return;
+  if (changed === undefined) delete file.clients[clientId];
+  else file.clients[clientId] = changed;
+  await store.save(file);
+}

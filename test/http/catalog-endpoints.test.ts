@@ -1,0 +1,137 @@
+import { expect } from 'chai';
+import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { storeFixtures, type BlobStoreFixture } from '../support/store-fixtures.js';
+
+const json = (body: Buffer): any => JSON.parse(body.toString('utf8'));
+
+for (const { name, create } of storeFixtures) {
+  describe(`catalog endpoints on the ${name}`, function () {
+    let fixture: BlobStoreFixture;
+    let gateway: TestGateway;
+
+    before(async function () {
+      fixture = await create('catalog-endpoints');
+      await fixture.put(
+        'indexes/acme.csv',
+        buildIndexCsv([
+          buildIndexRow({ Symbol: 'QUOTES_2024', FileName: 'b3/quotes 2024.parquet' }),
+          buildIndexRow({ Symbol: 'CURVE', ShortDescriptionPt: '', ShortDescription: 'DI1 curve', FileName: 'rates/curve.csv' }),
+          buildIndexRow({ Symbol: 'MISSING', FileName: 'rates/missing.csv' }),
+        ]),
+      );
+      await fixture.put('b3/quotes 2024.parquet', 'PAR1....PAR1', { contentType: 'application/vnd.apache.parquet', metadata: { source: 'b3' } });
+      await fixture.put('rates/curve.csv', 'date,rate\n2024-01-02,10.5\n');
+      await fixture.put('rates/unlisted.csv', 'not in the index');
+      gateway = await startGateway({
+        store: fixture.store,
+        clients: [
+          { clientId: 'acme', secret: 'acme-secret-acme-secret' },
+          { clientId: 'nobody', secret: 'nobody-secret-nobody' },
+        ],
+      });
+    });
+
+    after(async function () {
+      await gateway?.close();
+      await fixture?.cleanup();
+    });
+
+    describe('GET /catalog', function () {
+      it('lists every index row in order, with the Portuguese description or its fallback', async function () {
+        const response = await gateway.get('acme', '/catalog');
+        expect(response.status).to.equal(200);
+        expect(json(response.body)).to.deep.equal({
+          clientId: 'acme',
+          files: [
+            { Symbol: 'QUOTES_2024', Description: 'Descrição de QUOTES_2024', FileName: 'b3/quotes 2024.parquet' },
+            { Symbol: 'CURVE', Description: 'DI1 curve', FileName: 'rates/curve.csv' },
+            { Symbol: 'MISSING', Description: 'Descrição de MISSING', FileName: 'rates/missing.csv' },
+          ],
+          count: 3,
+        });
+      });
+
+      it('responds 404 when the caller has no index', async function () {
+        const response = await gateway.get('nobody', '/catalog');
+        expect(response.status).to.equal(404);
+        expect(json(response.body)).to.include({ error: 'Not found' });
+        expect(json(response.body).message).to.match(/catalog/i);
+      });
+    });
+
+    describe('GET /list', function () {
+      it('lists only catalog files that exist, with sizes and upload times', async function () {
+        const response = await gateway.get('acme', '/list');
+        expect(response.status).to.equal(200);
+        const body = json(response.body);
+        expect(body).to.include({ count: 2, limit: 1000, truncated: false });
+        expect(body.files.map((file: { symbol: string }) => file.symbol)).to.deep.equal(['QUOTES_2024', 'CURVE']);
+        expect(body.files[1]).to.include({ symbol: 'CURVE', description: 'DI1 curve', size: 'date,rate\n2024-01-02,10.5\n'.length });
+        expect(Date.parse(body.files[1].uploaded)).to.be.closeTo(Date.now(), 5 * 60_000);
+      });
+
+      it('truncates to the limit and says so', async function () {
+        const body = json((await gateway.get('acme', '/list?limit=1')).body);
+        expect(body).to.include({ count: 2, limit: 1, truncated: true });
+        expect(body.files).to.have.length(1);
+      });
+
+      for (const limit of ['0', '-1', '1.5', 'abc', '10001', '99999999999999999999']) {
+        it(`responds 400 for limit=${limit}`, async function () {
+          const response = await gateway.get('acme', `/list?limit=${limit}`);
+          expect(response.status).to.equal(400);
+          expect(json(response.body).message).to.be.a('string');
+        });
+      }
+    });
+
+    describe('GET /count', function () {
+      it('counts the catalog files that exist', async function () {
+        const response = await gateway.get('acme', '/count');
+        expect(response.status).to.equal(200);
+        expect(json(response.body)).to.deep.equal({ count: 2 });
+      });
+    });
+
+    describe('GET /info/:symbol', function () {
+      it('describes an entitled, existing file with ETag and Last-Modified', async function () {
+        const response = await gateway.get('acme', '/info/QUOTES_2024');
+        expect(response.status).to.equal(200);
+        const body = json(response.body);
+        expect(body).to.include({ symbol: 'QUOTES_2024', size: 12 });
+        expect(body.etag).to.match(/^"[^"]+"$/);
+        expect(response.headers['etag']).to.equal(body.etag);
+        expect(new Date(String(response.headers['last-modified'])).toUTCString()).to.equal(response.headers['last-modified']);
+        if (fixture.capabilities.httpMetadata) {
+          expect(body.httpMetadata.contentType).to.equal('application/vnd.apache.parquet');
+          expect(body.customMetadata).to.deep.equal({ source: 'b3' });
+        }
+      });
+
+      it('responds 403 when the symbol is not in the caller subscription', async function () {
+        const response = await gateway.get('acme', '/info/NOT_MINE');
+        expect(response.status).to.equal(403);
+        expect(json(response.body).error).to.equal('Access denied');
+        expect(json(response.body).message).to.match(/not in the subscription/);
+      });
+
+      it('responds 404 when the file is in the index but not in storage', async function () {
+        const response = await gateway.get('acme', '/info/MISSING');
+        expect(response.status).to.equal(404);
+        expect(json(response.body).error).to.equal('Not found');
+      });
+
+      it('checks entitlement before existence: a client without the symbol gets 403 even for a missing file', async function () {
+        await fixture.put('indexes/other.csv', buildIndexCsv([buildIndexRow({ Symbol: 'CURVE', FileName: 'rates/curve.csv' })]));
+        const other = await startGateway({ store: fixture.store, clients: [{ clientId: 'other', secret: 'other-secret-other-secret' }] });
+        try {
+          expect((await other.get('other', '/info/MISSING')).status).to.equal(403);
+        } finally {
+          await other.close();
+          await fixture.remove('indexes/other.csv');
+        }
+      });
+    });
+  });
+}

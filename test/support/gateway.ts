@@ -1,0 +1,121 @@
+import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
+import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
+import { createApp, type AppDependencies } from '../../src/app/create-app.js';
+import type { BlobStore, ClientRegistry } from '../../src/domain/ports.js';
+import { expectMatchesContract, type HttpResponse } from './contract.js';
+
+export const testSigningKey = new TextEncoder().encode('test-signing-key-of-at-least-32-bytes!!');
+
+export interface TestClient {
+  readonly clientId: string;
+  readonly secret: string;
+  readonly indexPath?: string;
+  readonly enabled?: boolean;
+}
+
+export interface GatewayOptions extends Partial<Omit<AppDependencies, 'store' | 'registry'>> {
+  readonly store: BlobStore;
+  /** Registered in an in-memory registry, unless `registry` is given. */
+  readonly clients?: readonly TestClient[];
+  readonly registry?: ClientRegistry;
+}
+
+export interface RequestOptions {
+  readonly headers?: OutgoingHttpHeaders;
+  readonly body?: string | Buffer;
+  /** Skip the `openapi.yaml` check (for requests the contract deliberately does not describe). */
+  readonly unchecked?: boolean;
+}
+
+export interface TestGateway {
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly registry: ClientRegistry;
+  /** Sends the request exactly as written (no URL normalisation) and checks the response against `openapi.yaml`. */
+  request(method: string, rawPath: string, options?: RequestOptions): Promise<HttpResponse>;
+  /** A fresh bearer token for a registered client. */
+  tokenFor(clientId: string): Promise<string>;
+  /** GET/HEAD with `Authorization: Bearer` for `clientId`, checked against the contract. */
+  get(clientId: string, rawPath: string, headers?: OutgoingHttpHeaders, method?: string): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+export const quietLogger: Logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+
+/** Starts the real app (createApp) on port 0 over the given store. */
+export async function startGateway(options: GatewayOptions): Promise<TestGateway> {
+  const registry = options.registry ?? (await registryOf(options.clients ?? []));
+  const secrets = new Map((options.clients ?? []).map((client) => [client.clientId, client.secret]));
+  const app = await createApp({ logger: quietLogger, signingKey: testSigningKey, ...options, registry });
+  const server: Server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  const request = async (method: string, rawPath: string, requestOptions: RequestOptions = {}): Promise<HttpResponse> => {
+    const response = await sendRaw(port, method, rawPath, requestOptions.headers ?? {}, requestOptions.body);
+    if (requestOptions.unchecked !== true) await expectMatchesContract(method, rawPath, response);
+    return response;
+  };
+  const tokenFor = async (clientId: string): Promise<string> => {
+    const secret = secrets.get(clientId);
+    if (secret === undefined) throw new Error(`No secret known for test client ${clientId}`);
+    const response = await request('POST', '/oauth/token', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }).toString(),
+    });
+    if (response.status !== 200) throw new Error(`Token request for ${clientId} failed: ${response.status} ${response.body.toString()}`);
+    return (JSON.parse(response.body.toString()) as { access_token: string }).access_token;
+  };
+  const tokens = new Map<string, string>();
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    registry,
+    request,
+    tokenFor,
+    async get(clientId, rawPath, headers = {}, method = 'GET') {
+      let token = tokens.get(clientId);
+      if (token === undefined) {
+        token = await tokenFor(clientId);
+        tokens.set(clientId, token);
+      }
+      return request(method, rawPath, { headers: { ...headers, authorization: `Bearer ${token}` } });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function registryOf(clients: readonly TestClient[]): Promise<InMemoryClientRegistry> {
+  const registry = new InMemoryClientRegistry();
+  for (const client of clients) {
+    registry.add({
+      clientId: client.clientId,
+      secretHash: await hashSecret(client.secret),
+      indexPath: client.indexPath ?? `indexes/${client.clientId}.csv`,
+      enabled: client.enabled ?? true,
+    });
+  }
+  return registry;
+}
+
+/** One HTTP request with the path sent byte for byte as given; the whole body is collected. */
+export function sendRaw(port: number, method: string, rawPath: string, headers: OutgoingHttpHeaders, body?: string | Buffer): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path: rawPath, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
