@@ -1,0 +1,130 @@
+import { expect } from 'chai';
+import { CatalogCache } from '../../src/domain/catalog-cache.js';
+import { IndexMalformed, StorageUnavailable } from '../../src/domain/errors.js';
+import type { Clock, IndexRecord, IndexSource, LoadedIndex } from '../../src/domain/ports.js';
+
+/** An index source whose stored index a test can rewrite, counting what the cache asks of it. */
+class FakeIndexSource implements IndexSource {
+  loads = 0;
+  versionChecks = 0;
+  failure: Error | undefined;
+  stored: { version: string; records: IndexRecord[] } | 'malformed' | undefined;
+
+  async version(): Promise<string | undefined> {
+    this.versionChecks += 1;
+    if (this.failure !== undefined) throw this.failure;
+    return this.stored === 'malformed' ? 'bad-version' : this.stored?.version;
+  }
+
+  async load(): Promise<LoadedIndex | undefined> {
+    this.loads += 1;
+    if (this.failure !== undefined) throw this.failure;
+    if (this.stored === 'malformed') throw new IndexMalformed('The index has no Symbol column');
+    if (this.stored === undefined) return undefined;
+    return { records: this.stored.records, rejectedRows: [], version: this.stored.version };
+  }
+}
+
+const indexOf = (version: string, ...symbols: string[]) => ({
+  version,
+  records: symbols.map((symbol, i) => ({ row: i + 1, Symbol: symbol, ShortDescriptionPt: '', ShortDescription: symbol, FileName: `${symbol}.csv` })),
+});
+
+describe('CatalogCache', function () {
+  let now: number;
+  let source: FakeIndexSource;
+  let cache: CatalogCache;
+  const clock: Clock = { now: () => new Date(now) };
+
+  beforeEach(function () {
+    now = Date.UTC(2024, 0, 1);
+    source = new FakeIndexSource();
+    source.stored = indexOf('v1', 'A');
+    cache = new CatalogCache({ source, clock, refreshAfterMs: 60_000 });
+  });
+
+  it('parses an index once and serves it from memory within the refresh interval', async function () {
+    await cache.catalogAt('indexes/acme.csv');
+    now += 59_000;
+    const catalog = await cache.catalogAt('indexes/acme.csv');
+    expect(catalog?.entries.map((entry) => entry.symbol)).to.deep.equal(['A']);
+    expect(source.loads).to.equal(1);
+    expect(source.versionChecks).to.equal(0);
+  });
+
+  it('only checks the version after the interval when the index did not change', async function () {
+    await cache.catalogAt('indexes/acme.csv');
+    now += 61_000;
+    await cache.catalogAt('indexes/acme.csv');
+    expect(source.loads).to.equal(1);
+    expect(source.versionChecks).to.equal(1);
+  });
+
+  it('takes an updated index into account once the interval has passed', async function () {
+    await cache.catalogAt('indexes/acme.csv');
+    source.stored = indexOf('v2', 'A', 'B');
+    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(1);
+    now += 61_000;
+    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(2);
+    expect(source.loads).to.equal(2);
+  });
+
+  it('shares one load between concurrent requests', async function () {
+    await Promise.all([1, 2, 3, 4].map(() => cache.catalogAt('indexes/acme.csv')));
+    expect(source.loads).to.equal(1);
+  });
+
+  it('returns undefined when there is no index, and notices one that appears later', async function () {
+    source.stored = undefined;
+    expect(await cache.catalogAt('indexes/acme.csv')).to.equal(undefined);
+    source.stored = indexOf('v1', 'A');
+    now += 61_000;
+    expect(await cache.catalogAt('indexes/acme.csv')).to.not.equal(undefined);
+  });
+
+  it('keeps failing a malformed index without re-reading it until it changes', async function () {
+    source.stored = 'malformed';
+    const first = await cache.catalogAt('indexes/acme.csv').catch((error: unknown) => error);
+    expect(first).to.be.instanceOf(IndexMalformed);
+    now += 61_000;
+    const second = await cache.catalogAt('indexes/acme.csv').catch((error: unknown) => error);
+    expect(second).to.be.instanceOf(IndexMalformed);
+    expect(source.loads).to.equal(1);
+    source.stored = indexOf('v3', 'A');
+    now += 61_000;
+    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(1);
+  });
+
+  it('keeps each index separate: one malformed index does not affect another', async function () {
+    await cache.catalogAt('indexes/acme.csv');
+    source.stored = 'malformed';
+    const failure = await cache.catalogAt('indexes/other.csv').catch((error: unknown) => error);
+    expect(failure).to.be.instanceOf(IndexMalformed);
+    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(1);
+  });
+
+  it('serves the last loaded catalog when storage fails during a refresh, and says so', async function () {
+    const stale: string[] = [];
+    cache = new CatalogCache({ source, clock, refreshAfterMs: 60_000, onStaleServed: (path) => stale.push(path) });
+    await cache.catalogAt('indexes/acme.csv');
+    source.failure = new StorageUnavailable('down', { retryable: true });
+    now += 61_000;
+    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(1);
+    expect(stale).to.deep.equal(['indexes/acme.csv']);
+  });
+
+  it('fails with the storage error when nothing was loaded before', async function () {
+    source.failure = new StorageUnavailable('down', { retryable: true });
+    const failure = await cache.catalogAt('indexes/acme.csv').catch((error: unknown) => error);
+    expect(failure).to.be.instanceOf(StorageUnavailable);
+  });
+
+  it('reports skipped rows once per parsed version', async function () {
+    const reports: number[] = [];
+    source.stored = { version: 'v1', records: [...indexOf('v1', 'A').records, { row: 2, Symbol: 'A', ShortDescriptionPt: '', ShortDescription: '', FileName: 'x.csv' }] };
+    cache = new CatalogCache({ source, clock, refreshAfterMs: 0, onWarnings: (_path, warnings) => reports.push(warnings.length) });
+    await cache.catalogAt('indexes/acme.csv');
+    await cache.catalogAt('indexes/acme.csv');
+    expect(reports).to.deep.equal([1]);
+  });
+});

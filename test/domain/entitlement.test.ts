@@ -1,0 +1,49 @@
+import { expect } from 'chai';
+import { Entitlement, type CatalogProvider } from '../../src/domain/entitlement.js';
+import { CatalogNotFound, NotEntitled } from '../../src/domain/errors.js';
+import { FileCatalog } from '../../src/domain/file-catalog.js';
+import type { Principal } from '../../src/domain/ports.js';
+
+const acme: Principal = { clientId: 'acme', indexPath: 'indexes/acme.csv' };
+const stranger: Principal = { clientId: 'stranger', indexPath: 'indexes/stranger.csv' };
+
+const catalogs: CatalogProvider = {
+  async catalogAt(indexPath) {
+    if (indexPath !== acme.indexPath) return undefined;
+    return FileCatalog.fromIndex([
+      { row: 1, Symbol: 'QUOTES', ShortDescriptionPt: '', ShortDescription: 'Quotes', FileName: 'b3/quotes.parquet' },
+    ]).catalog;
+  },
+};
+const entitlement = new Entitlement(catalogs);
+
+describe('Entitlement', function () {
+  it('gives the caller the catalog of its own index', async function () {
+    expect((await entitlement.catalogFor(acme)).entries).to.have.length(1);
+  });
+
+  it('throws CatalogNotFound when the caller has no index', async function () {
+    const failure = await entitlement.catalogFor(stranger).catch((error: unknown) => error);
+    expect(failure).to.be.instanceOf(CatalogNotFound);
+    expect((failure as Error).message).to.match(/No catalog was found for client "stranger"/);
+  });
+
+  it('resolves a listed symbol to its entry', async function () {
+    expect((await entitlement.entryForSymbol(acme, 'QUOTES')).fileName).to.equal('b3/quotes.parquet');
+  });
+
+  it('throws NotEntitled for a symbol outside the subscription', async function () {
+    const failure = await entitlement.entryForSymbol(acme, 'OTHER').catch((error: unknown) => error);
+    expect(failure).to.be.instanceOf(NotEntitled);
+    expect((failure as Error).message).to.equal('Symbol "OTHER" is not in the subscription of client "acme"');
+  });
+
+  it('resolves a listed storage path to its entry', async function () {
+    expect((await entitlement.entryForPath(acme, 'b3/quotes.parquet')).symbol).to.equal('QUOTES');
+  });
+
+  it('throws NotEntitled for a path the index does not list, even one that exists in storage', async function () {
+    const failure = await entitlement.entryForPath(acme, 'indexes/acme.csv').catch((error: unknown) => error);
+    expect(failure).to.be.instanceOf(NotEntitled);
+  });
+});

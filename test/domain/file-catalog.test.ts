@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { FileCatalog } from '../../src/domain/file-catalog.js';
+import type { IndexRecord } from '../../src/domain/ports.js';
+
+let rowNumber = 0;
+function record(overrides: Partial<IndexRecord> & Pick<IndexRecord, 'Symbol'>): IndexRecord {
+  rowNumber += 1;
+  return { row: rowNumber, ShortDescriptionPt: 'Descrição', ShortDescription: 'Description', FileName: `data/${overrides.Symbol}.csv`, ...overrides };
+}
+
+describe('FileCatalog.fromIndex', function () {
+  it('keeps every row in index order', function () {
+    const { catalog, warnings } = FileCatalog.fromIndex([record({ Symbol: 'B' }), record({ Symbol: 'A' }), record({ Symbol: 'C' })]);
+    expect(catalog.entries.map((entry) => entry.symbol)).to.deep.equal(['B', 'A', 'C']);
+    expect(warnings).to.deep.equal([]);
+  });
+
+  describe('when ShortDescriptionPt is empty', function () {
+    it('describes the file with ShortDescription', function () {
+      const { catalog } = FileCatalog.fromIndex([record({ Symbol: 'A', ShortDescriptionPt: '', ShortDescription: 'English' })]);
+      expect(catalog.entries[0]?.description).to.equal('English');
+    });
+
+    it('treats a blank ShortDescriptionPt as empty', function () {
+      const { catalog } = FileCatalog.fromIndex([record({ Symbol: 'A', ShortDescriptionPt: '   ', ShortDescription: 'English' })]);
+      expect(catalog.entries[0]?.description).to.equal('English');
+    });
+  });
+
+  it('prefers ShortDescriptionPt when present', function () {
+    const { catalog } = FileCatalog.fromIndex([record({ Symbol: 'A', ShortDescriptionPt: 'Português', ShortDescription: 'English' })]);
+    expect(catalog.entries[0]?.description).to.equal('Português');
+  });
+
+  it('skips rows without a Symbol and warns with the row number', function () {
+    const row = record({ Symbol: '  ' });
+    const { catalog, warnings } = FileCatalog.fromIndex([row, record({ Symbol: 'A' })]);
+    expect(catalog.entries.map((entry) => entry.symbol)).to.deep.equal(['A']);
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.include({ row: row.row });
+    expect(warnings[0]?.message).to.match(/no Symbol/);
+  });
+
+  it('skips rows without a FileName and warns', function () {
+    const { catalog, warnings } = FileCatalog.fromIndex([record({ Symbol: 'A', FileName: '' })]);
+    expect(catalog.entries).to.deep.equal([]);
+    expect(warnings[0]?.message).to.match(/no FileName/);
+  });
+
+  it('keeps the first row of a duplicate Symbol and warns about the later one', function () {
+    const later = record({ Symbol: 'A', FileName: 'second.csv' });
+    const { catalog, warnings } = FileCatalog.fromIndex([record({ Symbol: 'A', FileName: 'first.csv' }), later]);
+    expect(catalog.entries.map((entry) => entry.fileName)).to.deep.equal(['first.csv']);
+    expect(warnings).to.deep.equal([{ row: later.row, message: 'duplicate Symbol "A": the first row is kept' }]);
+  });
+
+  for (const fileName of ['../etc/passwd', '/abs/path.csv', 'a//b.csv', 'a\\b.csv']) {
+    it(`skips a row whose FileName "${fileName}" could leave the store`, function () {
+      const { catalog, warnings } = FileCatalog.fromIndex([record({ Symbol: 'A', FileName: fileName })]);
+      expect(catalog.entries).to.deep.equal([]);
+      expect(warnings[0]?.message).to.match(/unsafe FileName/);
+    });
+  }
+
+  it('trims whitespace around Symbol and FileName', function () {
+    const { catalog } = FileCatalog.fromIndex([record({ Symbol: ' A ', FileName: ' data/a.csv ' })]);
+    expect(catalog.findBySymbol('A')?.fileName).to.equal('data/a.csv');
+  });
+
+  it('carries the parser’s rejected rows into its warnings first', function () {
+    const { warnings } = FileCatalog.fromIndex([record({ Symbol: 'A' })], [{ row: 7, message: 'wrong number of cells (3)' }]);
+    expect(warnings).to.deep.equal([{ row: 7, message: 'wrong number of cells (3)' }]);
+  });
+});
+
+describe('FileCatalog lookups', function () {
+  const { catalog } = FileCatalog.fromIndex([
+    record({ Symbol: 'A', FileName: 'shared/file.csv' }),
+    record({ Symbol: 'B', FileName: 'shared/file.csv' }),
+    record({ Symbol: 'C', FileName: 'c.csv' }),
+  ]);
+
+  it('finds an entry by symbol, case-sensitively', function () {
+    expect(catalog.findBySymbol('C')?.fileName).to.equal('c.csv');
+    expect(catalog.findBySymbol('c')).to.equal(undefined);
+  });
+
+  it('finds the first entry listing a file name', function () {
+    expect(catalog.findByFileName('shared/file.csv')?.symbol).to.equal('A');
+  });
+
+  it('finds nothing for a file name the index does not list', function () {
+    expect(catalog.findByFileName('other.csv')).to.equal(undefined);
+  });
+});

@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises';
+import { expect } from 'chai';
+import { parseIndexCsv } from '../../src/adapters/index/index-csv.js';
+import { IndexMalformed } from '../../src/domain/errors.js';
+import { FileCatalog } from '../../src/domain/file-catalog.js';
+
+const vendorSample = new URL('../../../shared/samples/index-sample.csv', import.meta.url);
+
+describe('parseIndexCsv', function () {
+  describe('on the vendor sample (BOM, CRLF, quoted cells, accents, extra column)', function () {
+    it('reads every row with its cells intact', async function () {
+      const { records, rejectedRows } = await parseIndexCsv(await readFile(vendorSample, 'utf8'));
+      expect(rejectedRows).to.deep.equal([]);
+      expect(records).to.have.length(10);
+      expect(records[0]).to.deep.include({ Symbol: 'B3_COTAHIST_2024', FileName: 'b3/cotahist/COTAHIST_A2024.parquet' });
+      expect(records.find((r) => r.Symbol === 'DI1_CURVE_DAILY')?.ShortDescriptionPt).to.equal('Curva DI1, fechamento diário');
+      expect(records.find((r) => r.Symbol === 'SELIC_HISTORY')?.ShortDescriptionPt).to.equal('Taxa Selic: histórico "meta" e efetiva');
+      expect(records.find((r) => r.Symbol === 'OPTIONS_GREEKS_2024')?.FileName).to.equal('derivatives/options/greeks 2024.parquet');
+    });
+
+    it('builds a catalog that falls back to ShortDescription where the Portuguese one is empty', async function () {
+      const { records } = await parseIndexCsv(await readFile(vendorSample, 'utf8'));
+      const { catalog, warnings } = FileCatalog.fromIndex(records);
+      expect(warnings).to.deep.equal([]);
+      expect(catalog.findBySymbol('IBOV_COMPOSITION')?.description).to.equal('Ibovespa composition');
+    });
+  });
+
+  it('accepts LF line endings and no BOM', async function () {
+    const { records } = await parseIndexCsv('Symbol,FileName\nA,a.csv\nB,b.csv\n');
+    expect(records.map((r) => r.Symbol)).to.deep.equal(['A', 'B']);
+  });
+
+  it('defaults missing description columns to empty', async function () {
+    const { records } = await parseIndexCsv('Symbol,FileName\nA,a.csv');
+    expect(records[0]).to.deep.include({ ShortDescriptionPt: '', ShortDescription: '' });
+  });
+
+  it('accepts header names with stray spaces', async function () {
+    const { records } = await parseIndexCsv(' Symbol , FileName \r\nA,a.csv\r\n');
+    expect(records[0]).to.deep.include({ Symbol: 'A', FileName: 'a.csv' });
+  });
+
+  it('skips blank lines', async function () {
+    const { records } = await parseIndexCsv('Symbol,FileName\r\n\r\nA,a.csv\r\n\r\n');
+    expect(records).to.have.length(1);
+  });
+
+  it('accepts a header-only index as an empty one', async function () {
+    expect((await parseIndexCsv('\uFEFFSymbol,ShortDescriptionPt,ShortDescription,FileName\r\n')).records).to.deep.equal([]);
+  });
+
+  it('keeps a newline inside a quoted cell', async function () {
+    const { records } = await parseIndexCsv('Symbol,ShortDescriptionPt,FileName\r\nA,"two\r\nlines",a.csv\r\n');
+    expect(records[0]?.ShortDescriptionPt).to.equal('two\r\nlines');
+  });
+
+  it('rejects a row with a different number of cells, naming its row, and keeps the others', async function () {
+    const { records, rejectedRows } = await parseIndexCsv('Symbol,FileName\r\nA,a.csv,extra\r\nB,b.csv\r\nC\r\n');
+    expect(records.map((r) => r.Symbol)).to.deep.equal(['B']);
+    expect(rejectedRows).to.deep.equal([
+      { row: 1, message: 'wrong number of cells (3)' },
+      { row: 3, message: 'wrong number of cells (1)' },
+    ]);
+  });
+
+  const malformed: Array<[string, string, RegExp]> = [
+    ['an empty file', '', /empty/],
+    ['a BOM only', '\uFEFF', /empty/],
+    ['no Symbol column', 'Ticker,FileName\r\nA,a.csv', /no Symbol column/],
+    ['no FileName column', 'Symbol,Path\r\nA,a.csv', /no FileName column/],
+    ['an unterminated quote', 'Symbol,FileName\r\nA,"a.csv\r\nB,b.csv', /not valid CSV/],
+    ['text after a closing quote', 'Symbol,FileName\r\nA,"a"b\r\n', /not valid CSV/],
+    ['duplicate headers', 'Symbol,Symbol,FileName\r\nA,B,c\r\n', /not valid CSV/],
+    ['binary garbage', '\u0000\u0001PAR1\u0002\u0003', /no Symbol or FileName column/],
+  ];
+  for (const [condition, text, message] of malformed) {
+    it(`throws IndexMalformed for ${condition}`, async function () {
+      const failure = await parseIndexCsv(text).catch((error: unknown) => error);
+      expect(failure).to.be.instanceOf(IndexMalformed);
+      expect((failure as Error).message).to.match(message);
+    });
+  }
+});
