@@ -1,0 +1,224 @@
+import { Readable } from 'node:stream';
+import { DefaultAzureCredential } from '@azure/identity';
+import { ContainerClient, RestError, type StoragePipelineOptions } from '@azure/storage-blob';
+import { ContentChanged, GatewayError, NotFound, StorageUnavailable } from '../../domain/errors.js';
+import type {
+  BlobContent,
+  BlobProperties,
+  BlobReadOptions,
+  BlobStore,
+  BlobSummary,
+} from '../../domain/ports.js';
+import { validateStoragePath } from '../../domain/storage-path.js';
+import { validateStoragePrefix } from './storage-prefix.js';
+
+/** Pipeline options for the factories; tests turn `retryOptions.maxTries` down to fail fast. */
+export type AzureBlobStoreOptions = Pick<StoragePipelineOptions, 'retryOptions' | 'keepAliveOptions'>;
+
+const LIST_PAGE_SIZE = 5000;
+
+/**
+ * A `BlobStore` over one Azure Blob Storage container. Every SDK failure is translated here: no
+ * `RestError` leaves this adapter.
+ */
+export class AzureBlobStore implements BlobStore {
+  readonly #container: ContainerClient;
+
+  constructor(container: ContainerClient) {
+    this.#container = container;
+  }
+
+  async getProperties(path: string): Promise<BlobProperties | undefined> {
+    const blob = this.#container.getBlobClient(validateStoragePath(path));
+    try {
+      const response = await blob.getProperties();
+      return {
+        path,
+        size: requireField(response.contentLength, 'Content-Length'),
+        etag: requireField(response.etag, 'ETag'),
+        lastModified: requireField(response.lastModified, 'Last-Modified'),
+        contentType: response.contentType,
+        contentDisposition: response.contentDisposition,
+        contentEncoding: response.contentEncoding,
+        contentLanguage: response.contentLanguage,
+        cacheControl: response.cacheControl,
+        contentMd5:
+          response.contentMD5 === undefined ? undefined : Buffer.from(response.contentMD5).toString('base64'),
+        metadata: { ...response.metadata },
+      };
+    } catch (error) {
+      if (isBlobNotFound(error)) return undefined;
+      throw toDomainError(error, path);
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<BlobSummary> {
+    const pages = this.#container
+      .listBlobsFlat({ prefix: validateStoragePrefix(prefix) || undefined })
+      .byPage({ maxPageSize: LIST_PAGE_SIZE });
+    try {
+      for await (const page of pages) {
+        for (const item of page.segment.blobItems) {
+          yield {
+            path: item.name,
+            size: requireField(item.properties.contentLength, 'Content-Length'),
+            etag: quoted(requireField(item.properties.etag, 'Etag')),
+            lastModified: item.properties.lastModified,
+          };
+        }
+      }
+    } catch (error) {
+      throw toDomainError(error, prefix);
+    }
+  }
+
+  async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
+    const blob = this.#container.getBlobClient(validateStoragePath(path));
+    const offset = options.range?.start ?? 0;
+    const count = options.range === undefined ? undefined : options.range.end - options.range.start + 1;
+    try {
+      const response = await blob.download(offset, count, {
+        conditions: { ifMatch: options.ifMatch },
+        abortSignal: options.signal,
+        // The SDK can resume a body that ends early with a new ranged GET. We fail fast instead:
+        // the gateway drops the client's connection and the client resumes with Range + If-Match,
+        // the same recovery end to end, and no RestError from a resuming request can escape.
+        maxRetryRequests: 0,
+      });
+      const body = response.readableStreamBody;
+      if (!(body instanceof Readable)) {
+        throw new StorageUnavailable('Azure Storage sent no readable body', { retryable: false });
+      }
+      return failuresAsStorageUnavailable(body, path, options.signal);
+    } catch (error) {
+      if (isRestError(error) && error.statusCode === 412) throw await this.#changedOrGone(path, error);
+      throw toDomainError(error, path, options.signal);
+    }
+  }
+
+  /**
+   * Azure answers 412, not 404, to a GET with If-Match on a blob that does not exist (so does
+   * Azurite), so ask once more which it is.
+   */
+  async #changedOrGone(path: string, conditionFailure: RestError): Promise<Error> {
+    try {
+      if ((await this.getProperties(path)) === undefined) {
+        return new NotFound(`No blob at ${JSON.stringify(path)}`, { cause: conditionFailure });
+      }
+    } catch {
+      // Storage failed on the second question; the answer to the first one still stands.
+    }
+    return new ContentChanged(`The blob at ${JSON.stringify(path)} changed`, { cause: conditionFailure });
+  }
+}
+
+/**
+ * The body's chunks, with a failure after the first one reported as a retryable `StorageUnavailable`:
+ * the SDK reports a connection reset mid-body as an `AbortError` (from the response's `aborted`
+ * event), which would read as the caller's own abort. Only a real abort of `signal` passes through.
+ * Returning early destroys the body, even before the first chunk, so its connection is released.
+ */
+function failuresAsStorageUnavailable(
+  body: Readable,
+  path: string,
+  signal: AbortSignal | undefined,
+): BlobContent {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+      // No encoding is set on the body, so every chunk is a Buffer.
+      const chunks: AsyncIterator<Buffer> = body[Symbol.asyncIterator]();
+      return {
+        next: async () => {
+          try {
+            return await chunks.next();
+          } catch (error) {
+            if (signal?.aborted === true) throw error;
+            throw new StorageUnavailable(`Azure Storage broke off the body of ${JSON.stringify(path)}`, {
+              cause: error,
+              retryable: true,
+            });
+          }
+        },
+        return: async () => {
+          body.destroy();
+          await chunks.return?.();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}
+
+/**
+ * An `AzureBlobStore` authenticated by a connection string (account key or SAS), e.g. Azurite's.
+ */
+export function fromConnectionString(
+  connectionString: string,
+  container: string,
+  options: AzureBlobStoreOptions = {},
+): AzureBlobStore {
+  return new AzureBlobStore(new ContainerClient(connectionString, container, options));
+}
+
+/**
+ * An `AzureBlobStore` authenticated with `DefaultAzureCredential` (the managed identity on App
+ * Service, a developer's Azure CLI login elsewhere). `accountUrl` is e.g.
+ * `https://myaccount.blob.core.windows.net`.
+ */
+export function fromAccountUrl(
+  accountUrl: string,
+  container: string,
+  options: AzureBlobStoreOptions = {},
+): AzureBlobStore {
+  const containerUrl = `${accountUrl.replace(/\/+$/, '')}/${container}`;
+  return new AzureBlobStore(new ContainerClient(containerUrl, new DefaultAzureCredential(), options));
+}
+
+function isRestError(error: unknown): error is RestError {
+  return error instanceof RestError || (error instanceof Error && error.name === 'RestError');
+}
+
+// A missing container is a misconfiguration, not a missing file.
+function isBlobNotFound(error: unknown): boolean {
+  return isRestError(error) && error.statusCode === 404 && errorCodeOf(error) !== 'ContainerNotFound';
+}
+
+// A HEAD answer has no body, so the SDK leaves `code` unset; the header still carries it.
+function errorCodeOf(error: RestError): string | undefined {
+  return error.code ?? error.response?.headers.get('x-ms-error-code');
+}
+
+// List Blobs returns the ETag without the quotes that the ETag header of the same blob has.
+function quoted(etag: string): string {
+  return etag.startsWith('"') ? etag : `"${etag}"`;
+}
+
+function toDomainError(error: unknown, path: string, signal?: AbortSignal): Error {
+  if (error instanceof GatewayError) return error;
+  const where = JSON.stringify(path);
+  if (error instanceof Error && error.name === 'AbortError') {
+    // The caller's own abort is not a storage failure; any other abort is the SDK's try timeout.
+    if (signal?.aborted === true) return error;
+    return new StorageUnavailable(`Azure Storage timed out on ${where}`, { cause: error, retryable: true });
+  }
+  if (!isRestError(error)) {
+    return new StorageUnavailable(`Azure Storage failed on ${where}`, { cause: error, retryable: false });
+  }
+  if (isBlobNotFound(error)) return new NotFound(`No blob at ${where}`, { cause: error });
+  const status = error.statusCode;
+  // 416: the blob shrank below a range that was valid for the version checked, so it is a new version.
+  if (status === 412 || status === 416) {
+    return new ContentChanged(`The blob at ${where} changed`, { cause: error });
+  }
+  // No status: the request never got an answer (connection refused or reset, timeout).
+  const retryable = status === undefined || status === 408 || status === 429 || status >= 500;
+  const reason = [status, errorCodeOf(error)].filter((part) => part !== undefined).join(' ');
+  return new StorageUnavailable(`Azure Storage failed on ${where}: ${reason}`, { cause: error, retryable });
+}
+
+function requireField<T>(value: T | undefined, name: string): T {
+  if (value === undefined) {
+    throw new StorageUnavailable(`Azure Storage sent no ${name}`, { retryable: false });
+  }
+  return value;
+}
