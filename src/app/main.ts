@@ -9,6 +9,7 @@ import { LocalFolderBlobStore } from '../adapters/storage/local-folder-blob-stor
 import type { BlobStore, ClientRegistry } from '../domain/ports.js';
 import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
 import { createApp } from './create-app.js';
+import { createHttpServer } from './http-server.js';
 import { printDemoInstructions } from './demo-instructions.js';
 import { bundledSampleDataDir } from './package-root.js';
 
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
     trustProxy: config.trustProxy,
   });
 
-  const server: Server = app.listen(config.port);
+  const server: Server = createHttpServer(app).listen(config.port);
   server.once('listening', () => {
     const address = server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;

@@ -5,6 +5,7 @@ import { pino, type Logger } from 'pino';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
 import { createApp, type AppDependencies } from '../../src/app/create-app.js';
+import { createHttpServer } from '../../src/app/http-server.js';
 import type { BlobStore, ClientRegistry } from '../../src/domain/ports.js';
 import { expectMatchesContract, type HttpResponse } from './contract.js';
 
@@ -51,7 +52,7 @@ export async function startGateway(options: GatewayOptions): Promise<TestGateway
   const registry = options.registry ?? (await registryOf(options.clients ?? []));
   const secrets = new Map((options.clients ?? []).map((client) => [client.clientId, client.secret]));
   const app = await createApp({ logger: quietLogger, signingKey: testSigningKey, ...options, registry });
-  const server: Server = app.listen(0, '127.0.0.1');
+  const server: Server = createHttpServer(app).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const port = (server.address() as AddressInfo).port;
 

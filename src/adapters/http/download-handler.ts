@@ -65,12 +65,11 @@ export async function handleDownload(
   if (req.method !== 'HEAD' && content === undefined) return;
 
   setValidators(res, prepared);
-  res.set({
-    'Content-Type': properties.contentType ?? 'application/octet-stream',
-    'Content-Disposition': properties.contentDisposition ?? contentDisposition(posix.basename(prepared.entry.fileName)),
-    'Content-Length': String(length),
-    'Accept-Ranges': 'bytes',
-  });
+  // setHeader, not res.set: Express would append a charset to the blob's own content type.
+  res.setHeader('Content-Type', properties.contentType ?? 'application/octet-stream');
+  res.setHeader('Content-Disposition', properties.contentDisposition ?? attachmentFor(prepared.entry.fileName));
+  res.setHeader('Content-Length', String(length));
+  res.setHeader('Accept-Ranges', 'bytes');
   if (decision.kind === 'partial') {
     res.set('Content-Range', `bytes ${decision.range.start}-${decision.range.end}/${properties.size}`);
   }
@@ -100,6 +99,16 @@ async function openOrReport(
     sendMappedError(res, error, deps.logger, { clientId: principal.clientId, file: prepared.entry.fileName });
     return undefined;
   }
+}
+
+/**
+ * `attachment; filename="<ASCII fallback>"; filename*=UTF-8''<name>` for names beyond ASCII
+ * (RFC 6266 section 4.3), so every client gets a safe name and modern ones the exact one.
+ */
+function attachmentFor(fileName: string): string {
+  const name = posix.basename(fileName);
+  const asciiFallback = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\x20-\x7e]/g, '_');
+  return contentDisposition(name, { fallback: asciiFallback });
 }
 
 function setValidators(res: Response, prepared: PreparedDownload): void {

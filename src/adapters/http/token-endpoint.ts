@@ -38,10 +38,11 @@ function noStore(res: Response): void {
   res.set('Pragma', 'no-cache');
 }
 
-function sendOAuthError(res: Response, status: 400 | 401, error: OAuthErrorCode, description: string, basicUsed = false): void {
+function sendOAuthError(res: Response, status: 400 | 401, error: OAuthErrorCode, description: string): void {
   noStore(res);
-  // RFC 6749 section 5.2: a client that tried HTTP Basic gets a challenge for the same scheme.
-  if (status === 401 && basicUsed) res.set('WWW-Authenticate', 'Basic realm="data-file-gateway", charset="UTF-8"');
+  // RFC 9110 section 15.5.2: every 401 carries a challenge; RFC 6749 section 5.2 allows it to name
+  // the supported client authentication scheme even when the client authenticated in the body.
+  if (status === 401) res.set('WWW-Authenticate', 'Basic realm="data-file-gateway", charset="UTF-8"');
   res.status(status).json({ error, error_description: description });
 }
 
@@ -94,10 +95,18 @@ export function createTokenEndpoint(options: TokenEndpointOptions): RequestHandl
     const nonString = Object.entries(fields).find(([, value]) => typeof value !== 'string');
     if (nonString !== undefined) return sendOAuthError(res, 400, 'invalid_request', `Parameter "${nonString[0]}" must be a string`);
 
+    // Only the client credentials grant exists here. Checked before the client's credentials, so
+    // other grants get `unsupported_grant_type` (RFC 6749 section 5.2) and junk costs no scrypt.
+    const grantType = fields['grant_type'];
+    if (grantType === undefined || grantType === '') return sendOAuthError(res, 400, 'invalid_request', 'Missing parameter: grant_type');
+    if (grantType !== 'client_credentials') {
+      return sendOAuthError(res, 400, 'unsupported_grant_type', 'Only the client_credentials grant is supported');
+    }
+
     const authorization = req.get('authorization');
     const basic = authorization === undefined ? undefined : parseBasicCredentials(authorization);
     if (authorization !== undefined && basic === undefined) {
-      return sendOAuthError(res, 401, 'invalid_client', 'The Authorization header is not valid HTTP Basic client authentication', true);
+      return sendOAuthError(res, 401, 'invalid_client', 'The Authorization header is not valid HTTP Basic client authentication');
     }
     // RFC 6749 section 2.3: a client must not use more than one authentication method per request.
     if (basic !== undefined && (fields['client_secret'] !== undefined || (fields['client_id'] !== undefined && fields['client_id'] !== basic.clientId))) {
@@ -122,7 +131,7 @@ export function createTokenEndpoint(options: TokenEndpointOptions): RequestHandl
       if (!(error instanceof OAuthError)) throw error;
       const { status, code, description } = translateOAuthError(error);
       if (code === 'invalid_client') options.logger.warn({ clientId: requestedClientId(req) }, 'token refused: invalid client');
-      sendOAuthError(res, status, code, description, basic !== undefined);
+      sendOAuthError(res, status, code, description);
     }
   };
 
