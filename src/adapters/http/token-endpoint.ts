@@ -198,7 +198,9 @@ function translateOAuthError(error: OAuthError): { status: 400 | 401; code: OAut
     case 'invalid_scope':
       return { status: 400, code: error.name, description };
     default:
-      throw error;
+      // The library wraps the model's own failures (registry unreadable, storage down) in a
+      // server_error: hand the original to the error mapping, which knows what it means.
+      throw (error as OAuthError & { inner?: unknown }).inner ?? error;
   }
 }
 
