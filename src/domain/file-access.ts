@@ -15,9 +15,10 @@ export interface ExistingFile {
 export interface FileListing {
   /** At most `limit` existing files, in index order. */
   readonly files: readonly ExistingFile[];
-  /** How many catalog files exist in storage in all. */
+  /** How many files `files` holds (as `/catalog`'s count); `/count` gives the total. */
   readonly count: number;
   readonly limit: number;
+  /** More existing files than `limit`. */
   readonly truncated: boolean;
 }
 
@@ -52,7 +53,8 @@ export class FileAccess {
 
   async list(principal: Principal, limit: number): Promise<FileListing> {
     const existing = await this.existingFiles(principal);
-    return { files: existing.slice(0, limit), count: existing.length, limit, truncated: existing.length > limit };
+    const files = existing.slice(0, limit);
+    return { files, count: files.length, limit, truncated: existing.length > limit };
   }
 
   async count(principal: Principal): Promise<number> {

@@ -52,6 +52,19 @@ for (const { name, create } of storeFixtures) {
         });
       });
 
+      for (const path of ['/catalog', '/list', '/count']) {
+        it(`${path} responds 401 without a bearer token`, async function () {
+          const response = await gateway.request('GET', path);
+          expect(response.status).to.equal(401);
+        });
+
+        it(`${path} responds 404 when the caller has no index`, async function () {
+          const response = await gateway.get('nobody', path);
+          expect(response.status).to.equal(404);
+          expect(json(response.body).message).to.match(/No catalog was found/);
+        });
+      }
+
       it('responds 404 when the caller has no index', async function () {
         const response = await gateway.get('nobody', '/catalog');
         expect(response.status).to.equal(404);
@@ -73,7 +86,7 @@ for (const { name, create } of storeFixtures) {
 
       it('truncates to the limit and says so', async function () {
         const body = json((await gateway.get('acme', '/list?limit=1')).body);
-        expect(body).to.include({ count: 2, limit: 1, truncated: true });
+        expect(body).to.include({ count: 1, limit: 1, truncated: true });
         expect(body.files).to.have.length(1);
       });
 

@@ -198,3 +198,52 @@ describe('unauthenticated meta endpoints', function () {
     expect(response.headers['allow']).to.equal('GET');
   });
 });
+
+describe('GET and HEAD /<path> decisions', function () {
+  let gateway: TestGateway;
+  let etag: string;
+  const path = '/files/file.csv';
+
+  before(async function () {
+    const store = new MemoryBlobStore();
+    store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'FILE', FileName: 'files/file.csv' })]));
+    store.put('files/file.csv', 'a,b\n1,2\n');
+    gateway = await startGateway({
+      store,
+      clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }],
+      downloadRateLimit: { limit: 4, windowSeconds: 60 },
+    });
+    etag = String((await gateway.get('acme', path, {}, 'HEAD')).headers['etag']);
+  });
+
+  after(async function () {
+    await gateway.close();
+  });
+
+  it('GET responds 412 when If-Match does not match', async function () {
+    expect((await gateway.get('acme', path, { 'if-match': '"other"' })).status).to.equal(412);
+  });
+
+  it('HEAD responds 412 when If-Match does not match, with no body', async function () {
+    expect((await gateway.get('acme', path, { 'if-match': '"other"' }, 'HEAD')).status).to.equal(412);
+  });
+
+  it('GET responds 416 with Content-Range for a range past the end', async function () {
+    const response = await gateway.get('acme', path, { range: 'bytes=100-' });
+    expect(response.status).to.equal(416);
+    expect(response.headers['content-range']).to.equal('bytes */8');
+  });
+
+  it('HEAD responds 304 when If-None-Match matches', async function () {
+    const response = await gateway.get('acme', path, { 'if-none-match': etag }, 'HEAD');
+    expect(response.status).to.equal(304);
+    expect(response.headers['etag']).to.equal(etag);
+  });
+
+  it('HEAD responds 429 once the download budget is spent, still answering 304 to revalidation', async function () {
+    let last = 0;
+    for (let i = 0; i < 5 && last !== 429; i += 1) last = (await gateway.get('acme', path, {}, 'HEAD')).status;
+    expect(last).to.equal(429);
+    expect((await gateway.get('acme', path, { 'if-none-match': etag }, 'HEAD')).status).to.equal(304);
+  });
+});
