@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/app/config.js';
+
+const sample = '/opt/gateway/sample-data';
+const load = (env: Record<string, string>) => loadConfig(env, sample);
+
+function expectConfigError(env: Record<string, string>, variable: string, message: RegExp): void {
+  let failure: unknown;
+  try {
+    load(env);
+  } catch (error) {
+    failure = error;
+  }
+  expect(failure).to.be.instanceOf(ConfigError);
+  expect((failure as ConfigError).variable).to.equal(variable);
+  expect((failure as ConfigError).message).to.match(new RegExp(`^${variable}: `));
+  expect((failure as ConfigError).message).to.match(message);
+}
+
+describe('loadConfig', function () {
+  describe('with no configuration at all', function () {
+    it('serves the bundled sample data on port 3000 with the documented defaults', function () {
+      const config = load({});
+      expect(config.storage).to.deep.equal({ kind: 'local', dataDir: sample, bundledSample: true });
+      expect(config).to.include({
+        port: 3000,
+        clientsFile: undefined,
+        tokenSigningKey: undefined,
+        tokenTtlSeconds: 3600,
+        indexRefreshSeconds: 60,
+        downloadRateLimit: 120,
+        downloadRateWindowSeconds: 60,
+        tokenFailureLimit: 10,
+        tokenFailureWindowSeconds: 900,
+        trustProxy: false,
+        logLevel: 'info',
+      });
+    });
+  });
+
+  it('serves a local folder given by DATA_DIR, resolved to an absolute path', function () {
+    const config = load({ DATA_DIR: 'data', CLIENTS_FILE: 'clients.json' });
+    expect(config.storage.kind).to.equal('local');
+    expect(config.storage).to.include({ bundledSample: false, dataDir: `${process.cwd()}/data` });
+    expect(config.clientsFile).to.equal(`${process.cwd()}/clients.json`);
+  });
+
+  it('serves Azure Blob Storage from a connection string and container', function () {
+    const connectionString = 'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net';
+    const config = load({ AZURE_STORAGE_CONNECTION_STRING: connectionString, AZURE_STORAGE_CONTAINER: 'data-files', CLIENTS_FILE: '/c.json' });
+    expect(config.storage).to.deep.equal({ kind: 'azure-connection-string', connectionString, container: 'data-files' });
+  });
+
+  it('serves Azure Blob Storage with managed identity from an account URL', function () {
+    const config = load({ AZURE_STORAGE_ACCOUNT_URL: 'https://acct.blob.core.windows.net', AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/c.json' });
+    expect(config.storage).to.deep.equal({ kind: 'azure-managed-identity', accountUrl: 'https://acct.blob.core.windows.net', container: 'data' });
+  });
+
+  it('reads every tunable', function () {
+    const config = load({
+      PORT: '8080',
+      TOKEN_SIGNING_KEY: 'k'.repeat(32),
+      TOKEN_TTL_SECONDS: '60',
+      INDEX_REFRESH_SECONDS: '5',
+      DOWNLOAD_RATE_LIMIT: '10',
+      DOWNLOAD_RATE_WINDOW_SECONDS: '30',
+      TOKEN_FAILURE_LIMIT: '3',
+      TOKEN_FAILURE_WINDOW_SECONDS: '120',
+      TRUST_PROXY: '1',
+      LOG_LEVEL: 'warn',
+    });
+    expect(config).to.include({
+      port: 8080,
+      tokenSigningKey: 'k'.repeat(32),
+      tokenTtlSeconds: 60,
+      indexRefreshSeconds: 5,
+      downloadRateLimit: 10,
+      downloadRateWindowSeconds: 30,
+      tokenFailureLimit: 3,
+      tokenFailureWindowSeconds: 120,
+      trustProxy: 1,
+      logLevel: 'warn',
+    });
+  });
+
+  describe('stops start-up with a message naming the variable', function () {
+    const cases: Array<[string, Record<string, string>, string, RegExp]> = [
+      ['a port that is not a number', { PORT: 'abc' }, 'PORT', /whole number/],
+      ['a port out of range', { PORT: '70000' }, 'PORT', /between 0 and 65535/],
+      ['a zero TTL', { TOKEN_TTL_SECONDS: '0' }, 'TOKEN_TTL_SECONDS', /between 1 and 86400/],
+      ['a fractional rate limit', { DOWNLOAD_RATE_LIMIT: '1.5' }, 'DOWNLOAD_RATE_LIMIT', /whole number/],
+      ['a zero rate window', { DOWNLOAD_RATE_WINDOW_SECONDS: '0' }, 'DOWNLOAD_RATE_WINDOW_SECONDS', /between 1/],
+      ['a short signing key', { TOKEN_SIGNING_KEY: 'short' }, 'TOKEN_SIGNING_KEY', /at least 32 bytes/],
+      ['an unknown log level', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /one of/],
+      ['own data without a client registry', { DATA_DIR: '/data' }, 'CLIENTS_FILE', /required/],
+      ['Azure without a client registry', { AZURE_STORAGE_CONNECTION_STRING: 'UseDevelopmentStorage=true', AZURE_STORAGE_CONTAINER: 'abc' }, 'CLIENTS_FILE', /required/],
+      ['Azure without a container', { AZURE_STORAGE_ACCOUNT_URL: 'https://a.blob.core.windows.net', CLIENTS_FILE: '/c' }, 'AZURE_STORAGE_CONTAINER', /required/],
+      ['an invalid container name', { AZURE_STORAGE_CONNECTION_STRING: 'UseDevelopmentStorage=true', AZURE_STORAGE_CONTAINER: 'Bad_Name', CLIENTS_FILE: '/c' }, 'AZURE_STORAGE_CONTAINER', /not a valid container name/],
+      ['a container without an account', { AZURE_STORAGE_CONTAINER: 'data' }, 'AZURE_STORAGE_CONTAINER', /needs AZURE_STORAGE_CONNECTION_STRING/],
+      ['both Azure credentials', { AZURE_STORAGE_CONNECTION_STRING: 'UseDevelopmentStorage=true', AZURE_STORAGE_ACCOUNT_URL: 'https://a.blob.core.windows.net', AZURE_STORAGE_CONTAINER: 'data' }, 'AZURE_STORAGE_ACCOUNT_URL', /not both/],
+      ['Azure and a local folder', { AZURE_STORAGE_CONNECTION_STRING: 'UseDevelopmentStorage=true', AZURE_STORAGE_CONTAINER: 'data', DATA_DIR: '/d' }, 'DATA_DIR', /cannot be combined/],
+      ['an account URL that is not one', { AZURE_STORAGE_ACCOUNT_URL: 'acct', AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/c' }, 'AZURE_STORAGE_ACCOUNT_URL', /account URL/],
+      ['a connection string that is not one', { AZURE_STORAGE_CONNECTION_STRING: 'hello', AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/c' }, 'AZURE_STORAGE_CONNECTION_STRING', /connection string/],
+    ];
+    for (const [condition, env, variable, message] of cases) {
+      it(`for ${condition}`, function () {
+        expectConfigError(env, variable, message);
+      });
+    }
+  });
+});
