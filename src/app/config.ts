@@ -15,6 +15,8 @@ export interface GatewayConfig {
   readonly tokenSigningKey: string | undefined;
   readonly tokenTtlSeconds: number;
   readonly indexRefreshSeconds: number;
+  /** How long Azure Storage may take to start answering a call. */
+  readonly storageTimeoutSeconds: number;
   readonly downloadRateLimit: number;
   readonly downloadRateWindowSeconds: number;
   readonly tokenFailureLimit: number;
@@ -59,6 +61,7 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     tokenSigningKey,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86400),
     indexRefreshSeconds: integer(env, 'INDEX_REFRESH_SECONDS', 60, 0, 86400),
+    storageTimeoutSeconds: integer(env, 'STORAGE_TIMEOUT_SECONDS', 30, 1, 600),
     downloadRateLimit: integer(env, 'DOWNLOAD_RATE_LIMIT', 120, 1, 1_000_000),
     downloadRateWindowSeconds: integer(env, 'DOWNLOAD_RATE_WINDOW_SECONDS', 60, 1, 86400),
     tokenFailureLimit: integer(env, 'TOKEN_FAILURE_LIMIT', 10, 1, 1_000_000),

@@ -20,9 +20,9 @@ function storeFor(config: GatewayConfig): BlobStore {
     case 'local':
       return new LocalFolderBlobStore(config.storage.dataDir);
     case 'azure-connection-string':
-      return fromConnectionString(config.storage.connectionString, config.storage.container);
+      return fromConnectionString(config.storage.connectionString, config.storage.container, { responseTimeoutMs: config.storageTimeoutSeconds * 1000 });
     case 'azure-managed-identity':
-      return fromAccountUrl(config.storage.accountUrl, config.storage.container);
+      return fromAccountUrl(config.storage.accountUrl, config.storage.container, { responseTimeoutMs: config.storageTimeoutSeconds * 1000 });
   }
 }
 

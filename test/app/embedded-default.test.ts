@@ -13,7 +13,7 @@ interface Started {
 /** Runs the real server entry point (`src/app/main.ts`) with exactly the given environment additions. */
 function runMain(env: Record<string, string>): Started {
   const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(PORT|DATA_DIR|CLIENTS_FILE|AZURE_STORAGE_|TOKEN_|DOWNLOAD_RATE|INDEX_REFRESH|LOG_LEVEL|TRUST_PROXY)/.test(name)),
+    Object.entries(process.env).filter(([name]) => !/^(PORT|DATA_DIR|CLIENTS_FILE|AZURE_STORAGE_|TOKEN_|DOWNLOAD_RATE|INDEX_REFRESH|STORAGE_TIMEOUT|LOG_LEVEL|TRUST_PROXY)/.test(name)),
   );
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], { cwd: projectRoot, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

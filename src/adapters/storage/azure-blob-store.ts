@@ -12,10 +12,31 @@ import type {
 import { validateStoragePath } from '../../domain/storage-path.js';
 import { validateStoragePrefix } from './storage-prefix.js';
 
-/** Pipeline options for the factories; tests turn `retryOptions.maxTries` down to fail fast. */
-export type AzureBlobStoreOptions = Pick<StoragePipelineOptions, 'retryOptions' | 'keepAliveOptions'>;
+/** Options of the factories; tests turn `retryOptions.maxTries` down to fail fast. */
+export type AzureBlobStoreOptions = Pick<StoragePipelineOptions, 'retryOptions' | 'keepAliveOptions'> & StoreTimeouts;
+
+export interface StoreTimeouts {
+  /**
+   * How long storage may take to start answering a call (response headers, or the next page of a
+   * listing) before the call fails with a retryable `StorageUnavailable`. The SDK's own
+   * `tryTimeoutInMs` only asks the service to time out; it never gives up on a silent connection.
+   */
+  readonly responseTimeoutMs?: number;
+}
 
 const LIST_PAGE_SIZE = 5000;
+const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
+
+/** A deadline that aborts a call unless `clear`ed (or `extend`ed) in time, combined with the caller's own signal. */
+function deadline(timeoutMs: number, callerSignal?: AbortSignal) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  return {
+    signal: callerSignal === undefined ? controller.signal : AbortSignal.any([callerSignal, controller.signal]),
+    extend: () => timer.refresh(),
+    clear: () => clearTimeout(timer),
+  };
+}
 
 /**
  * A `BlobStore` over one Azure Blob Storage container. Every SDK failure is translated here: no
@@ -23,15 +44,18 @@ const LIST_PAGE_SIZE = 5000;
  */
 export class AzureBlobStore implements BlobStore {
   readonly #container: ContainerClient;
+  readonly #responseTimeoutMs: number;
 
-  constructor(container: ContainerClient) {
+  constructor(container: ContainerClient, timeouts: StoreTimeouts = {}) {
     this.#container = container;
+    this.#responseTimeoutMs = timeouts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS;
   }
 
   async getProperties(path: string): Promise<BlobProperties | undefined> {
     const blob = this.#container.getBlobClient(validateStoragePath(path));
+    const timeout = deadline(this.#responseTimeoutMs);
     try {
-      const response = await blob.getProperties();
+      const response = await blob.getProperties({ abortSignal: timeout.signal });
       return {
         path,
         size: requireField(response.contentLength, 'Content-Length'),
@@ -49,15 +73,19 @@ export class AzureBlobStore implements BlobStore {
     } catch (error) {
       if (isBlobNotFound(error)) return undefined;
       throw toDomainError(error, path);
+    } finally {
+      timeout.clear();
     }
   }
 
   async *list(prefix: string): AsyncIterable<BlobSummary> {
+    const timeout = deadline(this.#responseTimeoutMs);
     const pages = this.#container
-      .listBlobsFlat({ prefix: validateStoragePrefix(prefix) || undefined })
+      .listBlobsFlat({ prefix: validateStoragePrefix(prefix) || undefined, abortSignal: timeout.signal })
       .byPage({ maxPageSize: LIST_PAGE_SIZE });
     try {
       for await (const page of pages) {
+        timeout.extend();
         for (const item of page.segment.blobItems) {
           yield {
             path: item.name,
@@ -69,6 +97,8 @@ export class AzureBlobStore implements BlobStore {
       }
     } catch (error) {
       throw toDomainError(error, prefix);
+    } finally {
+      timeout.clear();
     }
   }
 
@@ -76,10 +106,12 @@ export class AzureBlobStore implements BlobStore {
     const blob = this.#container.getBlobClient(validateStoragePath(path));
     const offset = options.range?.start ?? 0;
     const count = options.range === undefined ? undefined : options.range.end - options.range.start + 1;
+    // Only the wait for the response headers has a deadline; the body may take as long as the subscriber reads.
+    const timeout = deadline(this.#responseTimeoutMs, options.signal);
     try {
       const response = await blob.download(offset, count, {
         conditions: { ifMatch: options.ifMatch },
-        abortSignal: options.signal,
+        abortSignal: timeout.signal,
         // The SDK can resume a body that ends early with a new ranged GET. We fail fast instead:
         // the gateway drops the client's connection and the client resumes with Range + If-Match,
         // the same recovery end to end, and no RestError from a resuming request can escape.
@@ -93,6 +125,8 @@ export class AzureBlobStore implements BlobStore {
     } catch (error) {
       if (isRestError(error) && error.statusCode === 412) throw await this.#changedOrGone(path, error);
       throw toDomainError(error, path, options.signal);
+    } finally {
+      timeout.clear();
     }
   }
 
@@ -155,9 +189,9 @@ function failuresAsStorageUnavailable(
 export function fromConnectionString(
   connectionString: string,
   container: string,
-  options: AzureBlobStoreOptions = {},
+  { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions = {},
 ): AzureBlobStore {
-  return new AzureBlobStore(new ContainerClient(connectionString, container, options));
+  return new AzureBlobStore(new ContainerClient(connectionString, container, pipeline), { responseTimeoutMs });
 }
 
 /**
@@ -168,10 +202,10 @@ export function fromConnectionString(
 export function fromAccountUrl(
   accountUrl: string,
   container: string,
-  options: AzureBlobStoreOptions = {},
+  { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions = {},
 ): AzureBlobStore {
   const containerUrl = `${accountUrl.replace(/\/+$/, '')}/${container}`;
-  return new AzureBlobStore(new ContainerClient(containerUrl, new DefaultAzureCredential(), options));
+  return new AzureBlobStore(new ContainerClient(containerUrl, new DefaultAzureCredential(), pipeline), { responseTimeoutMs });
 }
 
 function isRestError(error: unknown): error is RestError {

@@ -1,0 +1,298 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { get as httpGet } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { runClientsCli } from '../../src/app/clients-command.js';
+import { packageRoot } from '../../src/app/package-root.js';
+import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+
+/*
+ * The gateway streams: a download costs a constant amount of memory whatever the file's size and
+ * however slowly the subscriber reads. The real server runs in a child process, so its resident set
+ * is measured apart from mocha's, serving a sparse 256 MiB file from a local folder.
+ */
+
+const MiB = 1024 * 1024;
+const fileSize = 256 * MiB;
+/** Slow enough that a server ignoring backpressure would buffer most of the file; fast enough for CI. */
+const readerBytesPerSecond = 20 * MiB;
+const maxRssGrowth = 64 * MiB;
+const sampleEveryMs = 100;
+
+const client = { clientId: 'bulk', secret: 'bulk-secret-0123456789abcdef' };
+
+interface RunningGateway {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly port: number;
+  /** Everything the server printed, for failure messages. */
+  readonly output: () => string;
+}
+
+/** Starts `src/app/main.ts` as `npm start` would, on a port the OS picks. */
+async function startGatewayProcess(env: Record<string, string>): Promise<RunningGateway> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
+    cwd: packageRoot(),
+    // Only what the gateway needs: no Azure variables or NODE_OPTIONS from the test's environment.
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (output += text));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the gateway did not start in 30 s:\n${output}`)), 30_000);
+    let partialLine = '';
+    // pino writes one JSON object per line; the start-up line carries the port the OS picked.
+    const onData = (text: string): void => {
+      const lines = (partialLine + text).split('\n');
+      partialLine = lines.pop() ?? '';
+      for (const line of lines) {
+        const entry = parseLogLine(line);
+        if (entry?.msg === 'data file gateway listening' && typeof entry.port === 'number') {
+          clearTimeout(timer);
+          child.stdout.off('data', onData);
+          resolve(entry.port);
+          return;
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway exited (${signal ?? code}) before listening:\n${output}`));
+    });
+  });
+  if (child.pid === undefined) throw new Error('the gateway process has no pid');
+  return { child, pid: child.pid, port, output: () => output };
+}
+
+function parseLogLine(line: string): { msg?: unknown; port?: unknown } | undefined {
+  try {
+    return JSON.parse(line) as { msg?: unknown; port?: unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+async function stopGatewayProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** The resident set size of a process, from `/proc/<pid>/status` (Linux). */
+async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
+  if (match === null) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}
+
+const openFilesOf = async (pid: number): Promise<number> => (await readdir(`/proc/${pid}/fd`)).length;
+
+/** Samples a process's RSS every `sampleEveryMs` until stopped. */
+function sampleRss(pid: number): { stop(): Promise<number[]> } {
+  const samples: number[] = [];
+  let pending = Promise.resolve();
+  const timer = setInterval(() => {
+    pending = pending.then(async () => {
+      samples.push(await rssOf(pid));
+    });
+  }, sampleEveryMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await pending;
+      samples.push(await rssOf(pid));
+      return samples;
+    },
+  };
+}
+
+/** The highest RSS while idle for a moment: the baseline a download's growth is measured from. */
+async function idleRss(pid: number): Promise<number> {
+  const sampler = sampleRss(pid);
+  await sleep(500);
+  return Math.max(...(await sampler.stop()));
+}
+
+interface SlowDownload {
+  readonly status: number;
+  readonly received: number;
+  readonly complete: boolean;
+}
+
+/**
+ * GETs `path` reading at most `bytesPerSecond`: the response is paused whenever the reader is ahead
+ * of that rate, so the server sees a slow subscriber through TCP backpressure. With `disconnectAfter`,
+ * the reader drops the connection once it has that many bytes.
+ */
+function slowDownload(
+  port: number,
+  path: string,
+  token: string,
+  options: { bytesPerSecond: number; disconnectAfter?: number },
+): Promise<SlowDownload> {
+  return new Promise((resolve, reject) => {
+    const request = httpGet({ host: '127.0.0.1', port, path, agent: false, headers: { authorization: `Bearer ${token}` } }, (response) => {
+      const startedAt = performance.now();
+      let received = 0;
+      response.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (options.disconnectAfter !== undefined && received >= options.disconnectAfter) {
+          request.destroy();
+          return;
+        }
+        const aheadMs = (received / options.bytesPerSecond) * 1000 - (performance.now() - startedAt);
+        if (aheadMs > 10) {
+          response.pause();
+          setTimeout(() => response.resume(), aheadMs);
+        }
+      });
+      // A dropped connection reports 'aborted' here; the outcome is read from `complete` below.
+      response.on('error', () => {});
+      response.on('close', () => resolve({ status: response.statusCode ?? 0, received, complete: response.complete }));
+    });
+    request.on('error', (error) => {
+      if (options.disconnectAfter === undefined) reject(error);
+    });
+  });
+}
+
+describe('streaming a large file with flat memory (the real server, in a child process)', function () {
+  this.timeout(120_000);
+
+  let workDir: string;
+  let gateway: RunningGateway;
+  let token: string;
+
+  before(async function () {
+    if (!existsSync('/proc/self/status')) this.skip();
+    workDir = await mkdtemp(join(tmpdir(), 'streaming-memory-'));
+    const dataDir = join(workDir, 'data');
+    await mkdir(join(dataDir, 'indexes'), { recursive: true });
+    await mkdir(join(dataDir, 'bulk'), { recursive: true });
+    await writeFile(
+      join(dataDir, 'indexes', `${client.clientId}.csv`),
+      buildIndexCsv([buildIndexRow({ Symbol: 'BIG', FileName: 'bulk/big.bin' })]),
+    );
+    // Sparse: 256 MiB long, no disk blocks; reads return zeros at file-system speed.
+    const bigFile = join(dataDir, 'bulk', 'big.bin');
+    await writeFile(bigFile, '');
+    await truncate(bigFile, fileSize);
+
+    const clientsFile = join(workDir, 'clients.json');
+    const cliOutput: string[] = [];
+    const exitCode = await runClientsCli(['add', client.clientId, '--secret', client.secret], {
+      env: { CLIENTS_FILE: clientsFile },
+      stdout: { write: (text: string) => cliOutput.push(text) },
+      stderr: { write: (text: string) => cliOutput.push(text) },
+    });
+    expect(exitCode, cliOutput.join('')).to.equal(0);
+
+    gateway = await startGatewayProcess({
+      DATA_DIR: dataDir,
+      CLIENTS_FILE: clientsFile,
+      PORT: '0',
+      TOKEN_SIGNING_KEY: 'streaming-memory-test-signing-key-0123456',
+      LOG_LEVEL: 'info',
+    });
+    token = await tokenFor(gateway.port);
+    // Warm up the download path (index load, first stream) so the baseline already includes it.
+    const warmUp = await fetch(`http://127.0.0.1:${gateway.port}/download/BIG`, {
+      headers: { authorization: `Bearer ${token}`, range: `bytes=0-${4 * MiB - 1}` },
+    });
+    expect(warmUp.status).to.equal(206);
+    expect((await warmUp.arrayBuffer()).byteLength).to.equal(4 * MiB);
+  });
+
+  after(async function () {
+    if (gateway !== undefined) await stopGatewayProcess(gateway.child);
+    if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
+  });
+
+  describe('GET /download/:symbol of a 256 MiB file by a slow subscriber', function () {
+    it(`delivers every byte while the server's RSS grows by less than ${maxRssGrowth / MiB} MiB`, async function () {
+      const baseline = await idleRss(gateway.pid);
+      const sampler = sampleRss(gateway.pid);
+
+      const download = await slowDownload(gateway.port, '/download/BIG', token, { bytesPerSecond: readerBytesPerSecond });
+
+      const samples = await sampler.stop();
+      const growth = Math.max(...samples) - baseline;
+      reportRss(this, baseline, samples);
+      expect(download.status).to.equal(200);
+      expect(download.complete).to.equal(true);
+      expect(download.received).to.equal(fileSize);
+      expect(samples.length, 'RSS samples taken during the download').to.be.above(10);
+      expect(growth, `RSS growth ${(growth / MiB).toFixed(1)} MiB over a ${(baseline / MiB).toFixed(1)} MiB baseline`).to.be.below(maxRssGrowth);
+    });
+  });
+
+  describe('when the subscriber disconnects half way', function () {
+    it('keeps running, releases the file and the connection, its RSS stays near the baseline, and serves the next request', async function () {
+      const baseline = await idleRss(gateway.pid);
+      const openFiles = await openFilesOf(gateway.pid);
+      const sampler = sampleRss(gateway.pid);
+
+      const download = await slowDownload(gateway.port, '/download/BIG', token, {
+        bytesPerSecond: readerBytesPerSecond,
+        disconnectAfter: fileSize / 2,
+      });
+
+      expect(download.status).to.equal(200);
+      expect(download.complete).to.equal(false);
+      expect(download.received).to.be.below(fileSize);
+      // The server notices the disconnect and closes the file's handle and the socket.
+      expect(await eventually(() => openFilesOf(gateway.pid), (count) => count <= openFiles, 5_000), 'open file descriptors').to.be.at.most(openFiles);
+      const samples = await sampler.stop();
+      const settled = await idleRss(gateway.pid);
+      reportRss(this, baseline, [...samples, settled]);
+      expect(gateway.child.exitCode, gateway.output()).to.equal(null);
+      expect(Math.max(...samples) - baseline).to.be.below(maxRssGrowth);
+      expect(settled - baseline, `RSS after the disconnect, over a ${(baseline / MiB).toFixed(1)} MiB baseline`).to.be.below(maxRssGrowth / 2);
+
+      const next = await fetch(`http://127.0.0.1:${gateway.port}/download/BIG`, {
+        headers: { authorization: `Bearer ${token}`, range: 'bytes=0-1023' },
+      });
+      expect(next.status).to.equal(206);
+      expect((await next.arrayBuffer()).byteLength).to.equal(1024);
+    });
+  });
+});
+
+async function tokenFor(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.secret }),
+  });
+  expect(response.status).to.equal(200);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/** Polls `read` until `done` holds or `timeoutMs` passes; returns the last value read. */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  let value = await read();
+  while (!done(value) && performance.now() < deadline) {
+    await sleep(100);
+    value = await read();
+  }
+  return value;
+}
+
+/** Puts the measurements in the test report (mocha's title), so a run shows them even when passing. */
+function reportRss(context: Mocha.Context, baseline: number, samples: readonly number[]): void {
+  const peak = Math.max(...samples);
+  const line = `RSS baseline ${(baseline / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB, growth ${((peak - baseline) / MiB).toFixed(1)} MiB over ${samples.length} samples`;
+  if (context.test !== undefined) context.test.title += ` [${line}]`;
+}
