@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { ContentChanged, InvalidPath, NotFound } from '../../src/domain/errors.js';
 import type { BlobContent, BlobProperties, BlobStore, BlobSummary } from '../../src/domain/ports.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** The HTTP headers and metadata a fixture may set on a blob, where its storage can keep them. */
 export type BlobFixtureProperties = Partial<
@@ -408,11 +409,3 @@ function patternedBytes(length: number): Buffer {
   return bytes;
 }
 
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('Expected a rejection, but the promise fulfilled');
-}

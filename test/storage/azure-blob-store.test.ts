@@ -9,6 +9,7 @@ import {
   sharedAzurite,
   type RunningAzurite,
 } from '../support/azurite.js';
+import { rejectionOf } from '../support/rejection.js';
 
 describe('AzureBlobStore on Azurite', () => {
   let azurite: RunningAzurite;
@@ -162,15 +163,6 @@ async function drain(content: AsyncIterable<unknown>): Promise<void> {
   for await (const _ of content) {
     // only the failure matters
   }
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('Expected a rejection, but the promise fulfilled');
 }
 
 function unusedPort(): Promise<number> {

@@ -12,18 +12,13 @@ import { validateStoragePath } from '../../domain/storage-path.js';
 import { validateStoragePrefix } from './storage-prefix.js';
 
 /** What a test may set when it puts a blob; everything else is derived from the bytes. */
-export interface MemoryBlobOptions {
-  readonly contentType?: string;
-  readonly contentDisposition?: string;
-  readonly contentEncoding?: string;
-  readonly contentLanguage?: string;
-  readonly cacheControl?: string;
-  /** Base64 MD5; computed from the bytes when absent. */
-  readonly contentMd5?: string;
-  readonly metadata?: Readonly<Record<string, string>>;
-  /** Defaults to the time of the put. */
-  readonly lastModified?: Date;
-}
+/** `contentMd5` is computed from the bytes and `lastModified` is the time of the put, unless given. */
+export type MemoryBlobOptions = Partial<
+  Pick<
+    BlobProperties,
+    'contentType' | 'contentDisposition' | 'contentEncoding' | 'contentLanguage' | 'cacheControl' | 'contentMd5' | 'metadata' | 'lastModified'
+  >
+>;
 
 interface StoredBlob {
   readonly bytes: Uint8Array;
