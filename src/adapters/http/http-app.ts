@@ -95,7 +95,7 @@ async function dispatch(deps: HttpAppDependencies, handlers: Record<string, Oper
   const firstSegment = rawPath.slice(1).split('/')[0] ?? '';
 
   if (reservedFirstSegments.has(firstSegment)) {
-    const operation = matchApiOperation(deps.api, req, rawPath);
+    const operation = matchApiOperation(deps.api, req.method, rawPath);
     if (operation === undefined) return sendNoRoute(deps.api, req, res, rawPath);
     return runOperation(deps, handlers, operation, req, res, rawPath);
   }
@@ -118,9 +118,10 @@ async function dispatch(deps: HttpAppDependencies, handlers: Record<string, Oper
   return runOperation(deps, handlers, operation, req, res, `/${encodeURIComponent(storagePath)}`, { path: storagePath });
 }
 
-function matchApiOperation(api: OpenApi, req: Request, rawPath: string): Operation | undefined {
+/** The API operation for a method and path; by-path downloads never count as one. */
+function matchApiOperation(api: OpenApi, method: string, rawPath: string): Operation | undefined {
   try {
-    const operation = api.matchOperation(toOpenApiRequest(req, rawPath));
+    const operation = api.matchOperation({ method, path: rawPath, headers: {} });
     return operation === undefined || byPathOperations.has(operation.operationId ?? '') ? undefined : operation;
   } catch {
     return undefined;
@@ -128,9 +129,7 @@ function matchApiOperation(api: OpenApi, req: Request, rawPath: string): Operati
 }
 
 function sendNoRoute(api: OpenApi, req: Request, res: Response, rawPath: string): void {
-  const allowed = ['GET', 'HEAD', 'POST'].filter(
-    (method) => method !== req.method && matchApiOperation(api, { ...req, method } as Request, rawPath) !== undefined,
-  );
+  const allowed = ['GET', 'HEAD', 'POST'].filter((method) => method !== req.method && matchApiOperation(api, method, rawPath) !== undefined);
   if (allowed.length > 0) {
     res.set('Allow', allowed.join(', '));
     return sendError(res, 405, 'Method not allowed', `${req.method} is not allowed on ${rawPath}`);
