@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { Express } from 'express';
-import type { Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
+import type { DownloadRateLimit } from '../adapters/http/download-rate-limit.js';
 import { createHttpApp } from '../adapters/http/http-app.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
+import type { TokenThrottle } from '../adapters/http/token-endpoint.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
@@ -21,8 +22,8 @@ export interface AppDependencies {
   readonly clock?: Clock;
   readonly tokenTtlSeconds?: number;
   readonly indexRefreshSeconds?: number;
-  readonly downloadRateLimit?: { readonly limit: number; readonly windowSeconds: number; readonly store?: Store };
-  readonly tokenThrottle?: { readonly failuresPerClient: number; readonly windowSeconds: number; readonly store?: () => Store };
+  readonly downloadRateLimit?: DownloadRateLimit;
+  readonly tokenThrottle?: TokenThrottle;
   readonly existenceCheck?: ExistenceCheckOptions;
   readonly trustProxy?: boolean | number | string;
 }

@@ -16,13 +16,14 @@ import { bundledSampleDataDir } from './package-root.js';
 const demoClientId = 'demo';
 
 function storeFor(config: GatewayConfig): BlobStore {
+  const azureOptions = { responseTimeoutMs: config.storageTimeoutSeconds * 1000 };
   switch (config.storage.kind) {
     case 'local':
       return new LocalFolderBlobStore(config.storage.dataDir);
     case 'azure-connection-string':
-      return fromConnectionString(config.storage.connectionString, config.storage.container, { responseTimeoutMs: config.storageTimeoutSeconds * 1000 });
+      return fromConnectionString(config.storage.connectionString, config.storage.container, azureOptions);
     case 'azure-managed-identity':
-      return fromAccountUrl(config.storage.accountUrl, config.storage.container, { responseTimeoutMs: config.storageTimeoutSeconds * 1000 });
+      return fromAccountUrl(config.storage.accountUrl, config.storage.container, azureOptions);
   }
 }
 

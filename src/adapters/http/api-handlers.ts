@@ -1,5 +1,4 @@
 import type { Request, Response } from 'express';
-import type { FileAccess } from '../../domain/file-access.js';
 import type { Principal } from '../../domain/ports.js';
 import { handleDownload, type DownloadHandlerDependencies } from './download-handler.js';
 
@@ -13,7 +12,6 @@ export interface OperationContext {
 }
 
 export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
-  readonly files: FileAccess;
   /** The contract itself, served at `/openapi.yaml` so subscribers can generate clients. */
   readonly openApiDocument: string;
 }

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import type { Principal } from '../../domain/ports.js';
 
@@ -49,5 +49,3 @@ export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimit
     return allowed ? 'allowed' : 'limited';
   };
 }
-
-export type { RequestHandler };
