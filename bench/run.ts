@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { AzureBlobStore } from '../src/adapters/storage/azure-blob-store.js';
 import { LocalFolderBlobStore } from '../src/adapters/storage/local-folder-blob-store.js';
 import type { BlobStore } from '../src/domain/ports.js';
-import { startAzurite, createTestContainer } from '../test/support/azurite.js';
+import { startAzurite, createTestContainer, TEST_STORE_TIMEOUTS } from '../test/support/azurite.js';
 import { startGateway, type TestGateway } from '../test/support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.js';
 
@@ -50,14 +50,10 @@ function indexCsv(): string {
   ]);
 }
 
-async function measure(label: string, store: BlobStore, gateway: (listThreshold: number) => Promise<TestGateway>): Promise<void> {
-  for (const [mode, threshold] of [['listing by prefix', 8], ['property reads only', Number.MAX_SAFE_INTEGER]] as const) {
-    const g = await gateway(threshold);
-    await g.get(client.clientId, '/list');
-    report(`${label}: GET /list, ${catalogSize} files, ${mode}`, await timed(20, async () => void (await g.get(client.clientId, '/list'))));
-    await g.close();
-  }
-  const g = await gateway(8);
+async function measure(label: string, store: BlobStore, gateway: () => Promise<TestGateway>): Promise<void> {
+  const g = await gateway();
+  await g.get(client.clientId, '/list');
+  report(`${label}: GET /list, ${catalogSize} files`, await timed(20, async () => void (await g.get(client.clientId, '/list'))));
   report(`${label}: GET /download 64 MiB`, await timed(5, async () => (await g.get(client.clientId, '/download/BIG')).body.length));
   report(`${label}: GET /download Range bytes=-65536`, await timed(50, async () => (await g.get(client.clientId, '/download/BIG', { range: 'bytes=-65536' })).body.length));
   report(`${label}: POST /oauth/token`, await timed(20, async () => void (await g.tokenFor(client.clientId))));
@@ -76,9 +72,7 @@ async function main(): Promise<void> {
     await writeFile(join(folder, 'big', 'big.parquet'), '');
     await truncate(join(folder, 'big', 'big.parquet'), bigFileBytes);
     const local = new LocalFolderBlobStore(folder);
-    await measure('local folder', local, (listThreshold) =>
-      startGateway({ store: local, clients: [client], existenceCheck: { concurrency: 16, listThreshold }, downloadRateLimit: { limit: 1_000_000, windowSeconds: 60 } }),
-    );
+    await measure('local folder', local, () => startGateway({ store: local, clients: [client], env: { DOWNLOAD_RATE_LIMIT: '1000000' } }));
 
     const azurite = await startAzurite();
     try {
@@ -86,10 +80,8 @@ async function main(): Promise<void> {
       await container.getBlockBlobClient('indexes/bench.csv').uploadData(Buffer.from(indexCsv()));
       for (let i = 0; i < catalogSize; i += 2) await container.getBlockBlobClient(`quotes/q${i}.parquet`).uploadData(Buffer.from(`PAR1 ${i} PAR1`));
       await container.getBlockBlobClient('big/big.parquet').uploadData(Buffer.alloc(bigFileBytes, 7), { blockSize: 8 * 1024 * 1024 });
-      const azure = new AzureBlobStore(container);
-      await measure('Azurite', azure, (listThreshold) =>
-        startGateway({ store: azure, clients: [client], existenceCheck: { concurrency: 16, listThreshold }, downloadRateLimit: { limit: 1_000_000, windowSeconds: 60 } }),
-      );
+      const azure = new AzureBlobStore(container, TEST_STORE_TIMEOUTS);
+      await measure('Azurite', azure, () => startGateway({ store: azure, clients: [client], env: { DOWNLOAD_RATE_LIMIT: '1000000' } }));
     } finally {
       await azurite.stop();
     }

@@ -7,6 +7,8 @@ import {
   type StoredClient,
 } from '../adapters/clients/json-client-registry.js';
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
+import { InvalidPath } from '../domain/errors.js';
+import { validateStoragePath } from '../domain/storage-path.js';
 
 /** Where the CLI writes, and what it reads from its environment. `process` fits. */
 export interface ClientsCliIo {
@@ -146,13 +148,11 @@ function buildProgram(io: ClientsCliIo): Command {
         out(JSON.stringify(rows, null, 2));
         return;
       }
-      const table = [
-        ['CLIENT_ID', 'ENABLED', 'INDEX_PATH', 'UPDATED_AT'],
-        ...rows.map((row) => [row.clientId, String(row.enabled), row.indexPath, row.updatedAt]),
-      ];
-      const widths = table[0].map((_, column) => Math.max(...table.map((cells) => cells[column].length)));
+      const header = ['CLIENT_ID', 'ENABLED', 'INDEX_PATH', 'UPDATED_AT'];
+      const table = [header, ...rows.map((row) => [row.clientId, String(row.enabled), row.indexPath, row.updatedAt])];
+      const widths = header.map((_, column) => Math.max(...table.map((cells) => (cells[column] ?? '').length)));
       for (const cells of table) {
-        out(cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+        out(cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd());
       }
     });
 
@@ -232,15 +232,19 @@ function checkClientId(clientId: string): void {
   }
 }
 
-/** A storage path as the stores accept it: relative, `/`-separated, no empty, `.` or `..` segment. */
+/**
+ * The index path must be a storage path the gateway will serve: the same domain rule as request
+ * paths and index rows, so that an operator's typo (`indexes/100%.csv`) is refused here rather
+ * than blamed on the subscriber at every request.
+ */
 function checkIndexPath(indexPath: string): void {
-  const segments = indexPath.split('/');
-  const valid =
-    !/[\\\x00-\x1f\x7f]/.test(indexPath) && segments.every((segment) => segment !== '' && segment !== '.' && segment !== '..');
-  if (!valid) {
+  try {
+    validateStoragePath(indexPath);
+  } catch (error) {
+    if (!(error instanceof InvalidPath)) throw error;
     throw new CliFailure(
       EXIT_USAGE,
-      `invalid --index ${JSON.stringify(indexPath)}: use a relative storage path such as indexes/acme.csv`,
+      `invalid --index ${JSON.stringify(indexPath)}: ${error.message}; use a relative storage path such as indexes/acme.csv`,
     );
   }
 }

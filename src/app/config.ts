@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 
 /** Where the files are served from. */
@@ -11,8 +12,10 @@ export interface GatewayConfig {
   readonly storage: StorageConfig;
   /** `undefined` only on the embedded default, which registers a demo client instead. */
   readonly clientsFile: string | undefined;
-  /** `undefined` when unset: a random key is made and a warning logged. */
-  readonly tokenSigningKey: string | undefined;
+  /** The HMAC key of bearer tokens: TOKEN_SIGNING_KEY, or 48 random bytes when it is unset. */
+  readonly tokenSigningKey: Uint8Array;
+  /** True when the key is random: tokens then die with the process and other instances refuse them. */
+  readonly tokenSigningKeyIsEphemeral: boolean;
   readonly tokenTtlSeconds: number;
   readonly indexRefreshSeconds: number;
   /** How long Azure Storage may take to start answering a call. */
@@ -58,7 +61,8 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     port: integer(env, 'PORT', 3000, 0, 65535),
     storage,
     clientsFile: clientsFile === undefined ? undefined : resolve(clientsFile),
-    tokenSigningKey,
+    tokenSigningKey: tokenSigningKey === undefined ? new Uint8Array(randomBytes(48)) : new TextEncoder().encode(tokenSigningKey),
+    tokenSigningKeyIsEphemeral: tokenSigningKey === undefined,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86400),
     indexRefreshSeconds: integer(env, 'INDEX_REFRESH_SECONDS', 60, 0, 86400),
     storageTimeoutSeconds: integer(env, 'STORAGE_TIMEOUT_SECONDS', 30, 1, 600),
@@ -104,9 +108,18 @@ function storageConfig(env: Env, bundledSampleDataDir: string): StorageConfig {
   return { kind: 'azure-connection-string', connectionString: connectionString ?? '', container };
 }
 
+/**
+ * The variable's value, trimmed; `undefined` when unset or blank. App Service leaves a Key Vault
+ * reference it could not resolve as the literal `@Microsoft.KeyVault(...)` text: that is a
+ * deployment fault, never a value.
+ */
 function nonEmpty(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
-  return value === undefined || value === '' ? undefined : value;
+  if (value === undefined || value === '') return undefined;
+  if (value.startsWith('@Microsoft.KeyVault(')) {
+    throw new ConfigError(name, 'is an unresolved Key Vault reference: grant the app\'s identity access to the secret, or check the reference');
+  }
+  return value;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -1,31 +1,29 @@
 import { readFile } from 'node:fs/promises';
 import type { Express } from 'express';
+import type { Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
-import type { DownloadRateLimit } from '../adapters/http/download-rate-limit.js';
+import { ScryptSecretHasher } from '../adapters/clients/secret-hash.js';
 import { createHttpApp } from '../adapters/http/http-app.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
-import type { TokenThrottle } from '../adapters/http/token-endpoint.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
+import { ClientAuthentication } from '../domain/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
-import type { ExistenceCheckOptions } from '../domain/existing-blobs.js';
 import { FileAccess } from '../domain/file-access.js';
 import type { BlobStore, ClientRegistry, Clock } from '../domain/ports.js';
+import type { GatewayConfig } from './config.js';
 import { openApiDefinitionPath } from './package-root.js';
 
-export interface AppDependencies {
+/** The adapters the app runs on; every setting comes from the validated `GatewayConfig`. */
+export interface AppAdapters {
   readonly store: BlobStore;
   readonly registry: ClientRegistry;
   readonly logger: Logger;
-  readonly signingKey: Uint8Array;
+  /** The system clock unless a test fixes the time. */
   readonly clock?: Clock;
-  readonly tokenTtlSeconds?: number;
-  readonly indexRefreshSeconds?: number;
-  readonly downloadRateLimit?: DownloadRateLimit;
-  readonly tokenThrottle?: TokenThrottle;
-  readonly existenceCheck?: ExistenceCheckOptions;
-  readonly trustProxy?: boolean | number | string;
+  /** Where rate-limit counts live; each limiter's own in-memory store when absent. */
+  readonly rateLimitStore?: () => Store;
 }
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -34,37 +32,45 @@ export const systemClock: Clock = { now: () => new Date() };
  * Wires the gateway by hand: domain services over the given adapters, behind the Express app.
  * Returns the app without listening, so tests can start it on port 0.
  */
-export async function createApp(deps: AppDependencies): Promise<Express> {
-  const clock = deps.clock ?? systemClock;
-  const tokenTtlSeconds = deps.tokenTtlSeconds ?? 3600;
+export async function createApp(config: GatewayConfig, adapters: AppAdapters): Promise<Express> {
+  const { store, registry, logger } = adapters;
+  const clock = adapters.clock ?? systemClock;
   const catalogs = new CatalogCache({
-    source: new BlobIndexSource(deps.store),
+    source: new BlobIndexSource(store),
     clock,
-    refreshAfterMs: (deps.indexRefreshSeconds ?? 60) * 1000,
+    refreshAfterMs: config.indexRefreshSeconds * 1000,
     onWarnings: (indexPath, warnings) => {
-      for (const warning of warnings) deps.logger.warn({ indexPath, row: warning.row }, `index row skipped: ${warning.message}`);
+      for (const warning of warnings) logger.warn({ indexPath, row: warning.row }, `index row skipped: ${warning.message}`);
     },
-    onStaleServed: (indexPath, cause) => deps.logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
+    onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
   });
-  const files = new FileAccess({
-    entitlement: new Entitlement(catalogs),
-    store: deps.store,
-    clock,
-    ...(deps.existenceCheck !== undefined && { existenceCheck: deps.existenceCheck }),
+  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock });
+  const auth = new ClientAuthentication({
+    registry,
+    secrets: new ScryptSecretHasher(),
+    tokens: new JwtTokenStore({ signingKey: config.tokenSigningKey, clock }),
+    tokenLifetimeSeconds: config.tokenTtlSeconds,
   });
-  const tokens = new JwtTokenStore({ signingKey: deps.signingKey, ttlSeconds: tokenTtlSeconds, registry: deps.registry, clock });
   const definitionPath = openApiDefinitionPath();
+  const rateLimitStore = adapters.rateLimitStore;
 
   return createHttpApp({
     api: await loadOpenApi(definitionPath),
     openApiDocument: await readFile(definitionPath, 'utf8'),
     files,
-    tokens,
-    registry: deps.registry,
-    logger: deps.logger,
-    tokenTtlSeconds,
-    tokenThrottle: deps.tokenThrottle ?? { failuresPerClient: 10, windowSeconds: 900 },
-    downloadRateLimit: deps.downloadRateLimit ?? { limit: 120, windowSeconds: 60 },
-    trustProxy: deps.trustProxy ?? false,
+    auth,
+    clock,
+    logger,
+    tokenThrottle: {
+      failuresPerClient: config.tokenFailureLimit,
+      windowSeconds: config.tokenFailureWindowSeconds,
+      ...(rateLimitStore !== undefined && { store: rateLimitStore }),
+    },
+    downloadRateLimit: {
+      limit: config.downloadRateLimit,
+      windowSeconds: config.downloadRateWindowSeconds,
+      ...(rateLimitStore !== undefined && { store: rateLimitStore() }),
+    },
+    trustProxy: config.trustProxy,
   });
 }

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { pino, type Logger } from 'pino';
+import { pino } from 'pino';
 import { InMemoryClientRegistry } from '../adapters/clients/in-memory-client-registry.js';
 import { JsonClientRegistry } from '../adapters/clients/json-client-registry.js';
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
@@ -9,7 +8,7 @@ import { LocalFolderBlobStore } from '../adapters/storage/local-folder-blob-stor
 import type { BlobStore, ClientRegistry } from '../domain/ports.js';
 import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
 import { createApp } from './create-app.js';
-import { createHttpServer } from './http-server.js';
+import { createHttpServer } from '../adapters/http/http-server.js';
 import { printDemoInstructions } from './demo-instructions.js';
 import { bundledSampleDataDir } from './package-root.js';
 
@@ -36,12 +35,6 @@ async function registryFor(config: GatewayConfig): Promise<{ registry: ClientReg
   return { registry, demoSecret };
 }
 
-function signingKeyFor(config: GatewayConfig, logger: Logger): Uint8Array {
-  if (config.tokenSigningKey !== undefined) return new TextEncoder().encode(config.tokenSigningKey);
-  logger.warn('TOKEN_SIGNING_KEY is not set: using a random key, so tokens die with this process and other instances reject them');
-  return randomBytes(48);
-}
-
 async function main(): Promise<void> {
   let config: GatewayConfig;
   try {
@@ -52,20 +45,13 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
+  if (config.tokenSigningKeyIsEphemeral) {
+    logger.warn('TOKEN_SIGNING_KEY is not set: using a random key, so tokens die with this process and other instances reject them');
+  }
   const { registry, demoSecret } = await registryFor(config);
-  const app = await createApp({
-    store: storeFor(config),
-    registry,
-    logger,
-    signingKey: signingKeyFor(config, logger),
-    tokenTtlSeconds: config.tokenTtlSeconds,
-    indexRefreshSeconds: config.indexRefreshSeconds,
-    downloadRateLimit: { limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds },
-    tokenThrottle: { failuresPerClient: config.tokenFailureLimit, windowSeconds: config.tokenFailureWindowSeconds },
-    trustProxy: config.trustProxy,
-  });
+  const app = await createApp(config, { store: storeFor(config), registry, logger });
 
-  const server: Server = createHttpServer(app).listen(config.port);
+  const server: Server = createHttpServer(app, logger).listen(config.port);
   server.once('listening', () => {
     const address = server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;

@@ -1,6 +1,7 @@
-import { CatalogNotFound, NotEntitled } from './errors.js';
+import { CatalogNotFound, IndexMalformed, InvalidPath, NotEntitled } from './errors.js';
 import type { CatalogEntry, FileCatalog } from './file-catalog.js';
 import type { Principal } from './ports.js';
+import { validateStoragePath } from './storage-path.js';
 
 /** Gives the current catalog of the index at a storage path, or `undefined` when there is none. */
 export interface CatalogProvider {
@@ -11,8 +12,18 @@ export interface CatalogProvider {
 export class Entitlement {
   constructor(private readonly catalogs: CatalogProvider) {}
 
-  /** The caller's catalog. Throws `CatalogNotFound` when the caller has no index. */
+  /**
+   * The caller's catalog. Throws `CatalogNotFound` when the caller has no index, and
+   * `IndexMalformed` when the index path registered for it is not a storage path: the operator's
+   * mistake, never the subscriber's.
+   */
   async catalogFor(principal: Principal): Promise<FileCatalog> {
+    try {
+      validateStoragePath(principal.indexPath);
+    } catch (error) {
+      if (!(error instanceof InvalidPath)) throw error;
+      throw new IndexMalformed(`The index path registered for this client is not a valid storage path: ${error.message}`);
+    }
     const catalog = await this.catalogs.catalogAt(principal.indexPath);
     if (catalog === undefined) {
       throw new CatalogNotFound(`No catalog was found for client "${principal.clientId}"`);

@@ -1,22 +1,25 @@
 /**
- * The outcomes the domain names. The HTTP adapter alone maps each `code` to a status and a body
- * (see `src/adapters/http/error-mapping.ts`).
+ * The outcomes the domain names. Each `code` is also the stable, machine-readable `code` of the
+ * JSON error body a subscriber receives; the HTTP adapter alone (`src/adapters/http/error-responses.ts`)
+ * turns a code into a status, headers and a body.
  */
-export type GatewayErrorCode =
-  | 'NotEntitled'
-  | 'NotFound'
-  | 'CatalogNotFound'
-  | 'IndexMalformed'
-  | 'InvalidPath'
-  | 'ContentChanged'
-  | 'StorageUnavailable'
-  | 'InvalidClient'
-  | 'InvalidToken';
+export type DomainErrorCode =
+  | 'not_entitled'
+  | 'file_not_found'
+  | 'catalog_not_found'
+  | 'index_malformed'
+  | 'invalid_path'
+  | 'content_changed'
+  | 'storage_unavailable'
+  | 'storage_failed'
+  | 'invalid_client'
+  | 'invalid_token';
 
+/** The one base class of the domain's errors: a `code`, a message safe to show, the original `cause`. */
 export class GatewayError extends Error {
-  readonly code: GatewayErrorCode;
+  readonly code: DomainErrorCode;
 
-  constructor(code: GatewayErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: DomainErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
@@ -26,51 +29,55 @@ export class GatewayError extends Error {
 /** The symbol or path is not in the caller's index. */
 export class NotEntitled extends GatewayError {
   constructor(message: string) {
-    super('NotEntitled', message);
+    super('not_entitled', message);
   }
 }
 
-/** The caller is entitled to the file, but storage does not have it. */
-export class NotFound extends GatewayError {
+/** The caller is entitled to the file (or the gateway asked for a blob), but storage does not have it. */
+export class FileNotFound extends GatewayError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('NotFound', message, options);
+    super('file_not_found', message, options);
   }
 }
 
 /** The caller has no index, so no catalog. */
 export class CatalogNotFound extends GatewayError {
   constructor(message: string) {
-    super('CatalogNotFound', message);
+    super('catalog_not_found', message);
   }
 }
 
 /** The caller's index exists but cannot be parsed; only that caller is affected. */
 export class IndexMalformed extends GatewayError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('IndexMalformed', message, options);
+    super('index_malformed', message, options);
   }
 }
 
 /** A storage path that could escape the store or its caller's index (`..`, NUL, backslash, ...). */
 export class InvalidPath extends GatewayError {
   constructor(message: string) {
-    super('InvalidPath', message);
+    super('invalid_path', message);
   }
 }
 
 /** The blob changed between the property read and the data read: the bytes would not match the headers. */
 export class ContentChanged extends GatewayError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ContentChanged', message, options);
+    super('content_changed', message, options);
   }
 }
 
-/** Storage failed or could not be reached. `retryable` is true for throttling and 5xx answers. */
+/**
+ * Storage failed or could not be reached. `retryable` (throttling, 5xx, timeouts, resets) gives the
+ * code `storage_unavailable`; anything else (a missing container, a refused credential) is
+ * `storage_failed`.
+ */
 export class StorageUnavailable extends GatewayError {
   readonly retryable: boolean;
 
   constructor(message: string, options: { cause?: unknown; retryable: boolean }) {
-    super('StorageUnavailable', message, options);
+    super(options.retryable ? 'storage_unavailable' : 'storage_failed', message, options);
     this.retryable = options.retryable;
   }
 }
@@ -78,13 +85,13 @@ export class StorageUnavailable extends GatewayError {
 /** Unknown client, wrong secret or disabled client (RFC 6749 section 5.2 `invalid_client`). */
 export class InvalidClient extends GatewayError {
   constructor(message: string) {
-    super('InvalidClient', message);
+    super('invalid_client', message);
   }
 }
 
 /** Malformed, forged, expired or revoked bearer token (RFC 6750 section 3.1 `invalid_token`). */
 export class InvalidToken extends GatewayError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('InvalidToken', message, options);
+    super('invalid_token', message, options);
   }
 }

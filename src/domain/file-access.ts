@@ -1,7 +1,6 @@
 import { decideDownload, type DownloadDecision, type DownloadRequest } from './download-policy.js';
 import type { Entitlement } from './entitlement.js';
-import { NotFound } from './errors.js';
-import { defaultExistenceCheck, findExistingBlobs, type ExistenceCheckOptions } from './existing-blobs.js';
+import { FileNotFound } from './errors.js';
 import type { CatalogEntry, FileCatalog } from './file-catalog.js';
 import type { BlobContent, BlobProperties, BlobStore, Clock, Principal } from './ports.js';
 
@@ -37,7 +36,6 @@ export interface FileAccessDependencies {
   readonly entitlement: Entitlement;
   readonly store: BlobStore;
   readonly clock: Clock;
-  readonly existenceCheck?: ExistenceCheckOptions;
 }
 
 /**
@@ -61,7 +59,7 @@ export class FileAccess {
     return (await this.existingFiles(principal)).length;
   }
 
-  /** Throws `NotEntitled` or `NotFound`. */
+  /** Throws `NotEntitled` or `FileNotFound`. */
   async info(principal: Principal, symbol: string): Promise<FileDetails> {
     const entry = await this.deps.entitlement.entryForSymbol(principal, symbol);
     return { entry, properties: await this.propertiesOf(entry) };
@@ -93,18 +91,14 @@ export class FileAccess {
   private async propertiesOf(entry: CatalogEntry): Promise<BlobProperties> {
     const properties = await this.deps.store.getProperties(entry.fileName);
     if (properties === undefined) {
-      throw new NotFound(`File "${entry.fileName}" for symbol "${entry.symbol}" does not exist`);
+      throw new FileNotFound(`File "${entry.fileName}" for symbol "${entry.symbol}" does not exist`);
     }
     return properties;
   }
 
   private async existingFiles(principal: Principal): Promise<ExistingFile[]> {
     const catalog = await this.deps.entitlement.catalogFor(principal);
-    const found = await findExistingBlobs(
-      this.deps.store,
-      catalog.entries.map((entry) => entry.fileName),
-      this.deps.existenceCheck ?? defaultExistenceCheck,
-    );
+    const found = await this.deps.store.existing(catalog.entries.map((entry) => entry.fileName));
     const existing: ExistingFile[] = [];
     for (const entry of catalog.entries) {
       const blob = found.get(entry.fileName);

@@ -58,7 +58,12 @@ export interface BlobStore {
   /** Every blob whose path starts with `prefix` (`''` for all), in no guaranteed order. */
   list(prefix: string): AsyncIterable<BlobSummary>;
   /**
-   * Streams the blob's bytes once storage has confirmed the version. Throws `NotFound` when the blob
+   * Which of `paths` exist, keyed by path. How it finds out (listing folders, reading properties,
+   * how many calls at once) is the store's business.
+   */
+  existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>>;
+  /**
+   * Streams the blob's bytes once storage has confirmed the version. Throws `FileNotFound` when the blob
    * is gone and `ContentChanged` when its entity tag is no longer `options.ifMatch`.
    */
   read(path: string, options: BlobReadOptions): Promise<BlobContent>;
@@ -109,7 +114,21 @@ export interface ClientRecord {
 
 /** The registry of subscribers. */
 export interface ClientRegistry {
+  /** The client with this id, or `undefined`. Throws when the registry cannot be read at all. */
   find(clientId: string): Promise<ClientRecord | undefined>;
+}
+
+/**
+ * Hashing of client secrets. Verification takes the same time whether or not the secret matches
+ * (constant-time comparison).
+ */
+export interface SecretHasher {
+  /** Whether `secret` is the one `hash` was made from; a malformed hash is a mismatch. */
+  verify(secret: string, hash: string): Promise<boolean>;
+  /** The hash of a secret that no client has, verified for unknown ids so that they cost the same. */
+  decoyHash(): Promise<string>;
+  /** A short, stable id of a stored hash (never of the secret itself). */
+  fingerprint(hash: string): string;
 }
 
 /** Who is calling, once a bearer token has been verified. */
@@ -118,17 +137,19 @@ export interface Principal {
   readonly indexPath: string;
 }
 
-export interface IssuedToken {
-  readonly accessToken: string;
-  /** Lifetime in whole seconds. */
-  readonly expiresIn: number;
+/** What a bearer token says, once its signature and lifetime have been checked. */
+export interface TokenClaims {
+  readonly clientId: string;
+  /** The fingerprint of the client's secret hash when the token was issued. */
+  readonly secretFingerprint: string;
 }
 
-/** Issues and verifies bearer tokens. */
+/** Signs and checks self-contained bearer tokens. Knows nothing of clients being active. */
 export interface TokenStore {
-  issue(client: ClientRecord): Promise<IssuedToken>;
-  /** The caller behind `token`. Throws `InvalidToken` when it is malformed, forged, expired or revoked. */
-  verify(token: string): Promise<Principal>;
+  /** A signed token carrying `claims`, valid for `lifetimeSeconds` from now. */
+  issue(claims: TokenClaims, lifetimeSeconds: number): Promise<string>;
+  /** The claims of `token`. Throws `InvalidToken` when it is malformed, forged or expired. */
+  verify(token: string): Promise<TokenClaims>;
 }
 
 export interface Clock {

@@ -10,9 +10,11 @@ export const MAX_SEGMENTS = 254;
 const CONTROL_CHARACTER = /\p{Cc}/u;
 // With the `u` flag a well-formed surrogate pair is one code point, so only a lone half matches.
 const LONE_SURROGATE = /\p{Cs}/u;
-const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
 
 /**
+ * The one rule of what a safe storage path is, applied alike to request paths (once decoded), index
+ * rows and the index paths the clients CLI registers.
+ *
  * Returns `raw`, a decoded storage path without a leading slash (`funds/cvm/inf diario.csv`), when
  * it cannot leave its container or folder nor mean different things to different readers. Throws
  * `InvalidPath`, saying what is wrong, when it is empty or too long, has a leading or trailing `/`,
@@ -52,25 +54,6 @@ export function validateStoragePath(raw: string): string {
   }
   segments.forEach(checkSegment);
   return raw;
-}
-
-/**
- * Percent-decodes the part of a request path after the route's `/` exactly once and returns it
- * when `validateStoragePath` accepts it. Throws `InvalidPath` for a malformed escape (`%zz`, `%e`,
- * invalid UTF-8 such as the overlong `%c0%ae`) and for an encoded `/` or `\` (`%2F`, `%5C`), which
- * would otherwise become a separator that the router never saw.
- */
-export function decodeRequestPath(rawPathAfterSlash: string): string {
-  if (ENCODED_SEPARATOR.test(rawPathAfterSlash)) {
-    throw new InvalidPath('The request path contains an encoded "/" or "\\" (%2F or %5C)');
-  }
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(rawPathAfterSlash);
-  } catch {
-    throw new InvalidPath('The request path has a malformed percent-encoding or is not valid UTF-8');
-  }
-  return validateStoragePath(decoded);
 }
 
 function checkSegment(segment: string, index: number): void {

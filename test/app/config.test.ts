@@ -25,7 +25,7 @@ describe('loadConfig', function () {
       expect(config).to.include({
         port: 3000,
         clientsFile: undefined,
-        tokenSigningKey: undefined,
+        tokenSigningKeyIsEphemeral: true,
         tokenTtlSeconds: 3600,
         indexRefreshSeconds: 60,
         storageTimeoutSeconds: 30,
@@ -73,7 +73,7 @@ describe('loadConfig', function () {
     });
     expect(config).to.include({
       port: 8080,
-      tokenSigningKey: 'k'.repeat(32),
+      tokenSigningKeyIsEphemeral: false,
       tokenTtlSeconds: 60,
       indexRefreshSeconds: 5,
       storageTimeoutSeconds: 10,
@@ -84,6 +84,18 @@ describe('loadConfig', function () {
       trustProxy: 1,
       logLevel: 'warn',
     });
+  });
+
+  it('makes a random 48-byte signing key, different at every start, when TOKEN_SIGNING_KEY is unset', function () {
+    const [first, second] = [load({}), load({})];
+    expect(first.tokenSigningKey.byteLength).to.equal(48);
+    expect(Buffer.from(first.tokenSigningKey).equals(Buffer.from(second.tokenSigningKey))).to.equal(false);
+  });
+
+  it('uses TOKEN_SIGNING_KEY as UTF-8 bytes when set', function () {
+    const config = load({ TOKEN_SIGNING_KEY: 'k'.repeat(32) });
+    expect(Buffer.from(config.tokenSigningKey).toString('utf8')).to.equal('k'.repeat(32));
+    expect(config.tokenSigningKeyIsEphemeral).to.equal(false);
   });
 
   describe('stops start-up with a message naming the variable', function () {
@@ -104,6 +116,8 @@ describe('loadConfig', function () {
       ['Azure and a local folder', { AZURE_STORAGE_CONNECTION_STRING: 'UseDevelopmentStorage=true', AZURE_STORAGE_CONTAINER: 'data', DATA_DIR: '/d' }, 'DATA_DIR', /cannot be combined/],
       ['an account URL that is not one', { AZURE_STORAGE_ACCOUNT_URL: 'acct', AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/c' }, 'AZURE_STORAGE_ACCOUNT_URL', /account URL/],
       ['a connection string that is not one', { AZURE_STORAGE_CONNECTION_STRING: 'hello', AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/c' }, 'AZURE_STORAGE_CONNECTION_STRING', /connection string/],
+      // App Service leaves a reference it could not resolve as its literal text.
+      ['an unresolved Key Vault reference', { TOKEN_SIGNING_KEY: '@Microsoft.KeyVault(SecretUri=https://v.vault.azure.net/secrets/key/)' }, 'TOKEN_SIGNING_KEY', /unresolved Key Vault reference/],
     ];
     for (const [condition, env, variable, message] of cases) {
       it(`for ${condition}`, function () {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { ContentChanged, InvalidPath, NotFound } from '../../src/domain/errors.js';
+import { ContentChanged, InvalidPath, FileNotFound } from '../../src/domain/errors.js';
 import type { BlobContent, BlobProperties, BlobStore, BlobSummary } from '../../src/domain/ports.js';
 import { rejectionOf } from '../support/rejection.js';
 
@@ -276,19 +276,19 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
         expect(error).to.be.instanceOf(ContentChanged);
       });
 
-      it('throws NotFound when no blob has the path', async () => {
+      it('throws FileNotFound when no blob has the path', async () => {
         const error = await rejectionOf(store.read('data/missing.bin', { ifMatch: '"x"' }));
 
-        expect(error).to.be.instanceOf(NotFound);
+        expect(error).to.be.instanceOf(FileNotFound);
       });
 
-      it('throws NotFound when the blob was removed since its etag was read', async () => {
+      it('throws FileNotFound when the blob was removed since its etag was read', async () => {
         const etag = await etagOf(store, 'data/blob.bin');
         await fixture.remove('data/blob.bin');
 
         const error = await rejectionOf(store.read('data/blob.bin', { ifMatch: etag }));
 
-        expect(error).to.be.instanceOf(NotFound);
+        expect(error).to.be.instanceOf(FileNotFound);
       });
 
       it('fails, without hanging, when the signal was aborted before the read', async () => {
@@ -356,7 +356,7 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
         await fixture.capabilities.symlinks?.toFileOutsideRoot('leak.txt');
 
         expect(await store.getProperties('leak.txt')).to.equal(undefined);
-        expect(await rejectionOf(store.read('leak.txt', { ifMatch: '"x"' }))).to.be.instanceOf(NotFound);
+        expect(await rejectionOf(store.read('leak.txt', { ifMatch: '"x"' }))).to.be.instanceOf(FileNotFound);
         expect(await listAll(store, '')).to.deep.equal([]);
       });
 
@@ -365,7 +365,7 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
 
         expect(await store.getProperties('escape/secret.txt')).to.equal(undefined);
         const error = await rejectionOf(store.read('escape/secret.txt', { ifMatch: '"x"' }));
-        expect(error).to.be.instanceOf(NotFound);
+        expect(error).to.be.instanceOf(FileNotFound);
         expect(await listAll(store, 'escape/')).to.deep.equal([]);
       });
 

@@ -8,13 +8,9 @@ import type { ClientRecord, ClientRegistry, Clock } from '../../src/domain/ports
 import type { HttpResponse } from '../support/contract.js';
 import { startGateway, testSigningKey, type TestClient, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { jsonOf, type ErrorBody } from '../support/json.js';
 
 /** The gateway's JSON error body. */
-interface ErrorBody {
-  readonly error: string;
-  readonly message: string;
-}
-
 const acme: TestClient = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
 const other: TestClient = { clientId: 'other', secret: 'other-secret-other-secret' };
 const gatewayName = 'data-file-gateway';
@@ -23,7 +19,6 @@ const challengeWithoutError = `Bearer realm="${gatewayName}"`;
 /** RFC 6750 section 3: error_description is limited to %x20-21 / %x23-5B / %x5D-7E (no `"` or `\`). */
 const invalidTokenChallenge = new RegExp(`^Bearer realm="${gatewayName}", error="invalid_token", error_description="[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]+"$`);
 
-const jsonOf = <T>(response: HttpResponse): T => JSON.parse(response.body.toString('utf8')) as T;
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
 const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
@@ -84,8 +79,9 @@ function expectUnauthorizedWithoutError(response: HttpResponse): void {
   expect(response.status).to.equal(401);
   expect(response.headers['www-authenticate']).to.equal(challengeWithoutError);
   const body = jsonOf<ErrorBody>(response);
-  expect(body).to.have.all.keys('error', 'message');
+  expect(body).to.have.all.keys('error', 'message', 'code');
   expect(body.error).to.equal('Unauthorized');
+  expect(body.code).to.equal('missing_token');
 }
 
 function expectInvalidToken(response: HttpResponse, message?: string): void {
@@ -93,8 +89,9 @@ function expectInvalidToken(response: HttpResponse, message?: string): void {
   const challenge = String(response.headers['www-authenticate']);
   expect(challenge).to.match(invalidTokenChallenge);
   const body = jsonOf<ErrorBody>(response);
-  expect(body).to.have.all.keys('error', 'message');
+  expect(body).to.have.all.keys('error', 'message', 'code');
   expect(body.error).to.equal('Unauthorized');
+  expect(body.code).to.equal('invalid_token');
   if (message !== undefined) {
     expect(body.message).to.equal(message);
     expect(challenge).to.contain(`error_description="${message}"`);
@@ -211,7 +208,7 @@ describe('bearer authentication on the resource endpoints', function () {
       // Authentication Code (MAC)" (section 5.2, "Token manufacture/modification").
 
       it('refuses a token signed with another key (issued by a gateway with a different signingKey)', async function () {
-        const foreign = await startGateway({ store, clients: [acme], signingKey: new TextEncoder().encode('another-signing-key-of-at-least-32-bytes') });
+        const foreign = await startGateway({ store, clients: [acme], env: { TOKEN_SIGNING_KEY: 'another-signing-key-of-at-least-32-bytes' } });
         try {
           const token = await foreign.tokenFor('acme');
           expect((await foreign.request('GET', '/catalog', { headers: bearer(token) })).status).to.equal(200);
@@ -292,7 +289,7 @@ describe('bearer authentication on the resource endpoints', function () {
       });
 
       it('honours a configured lifetime: a 5-second token is refused 5 seconds later', async function () {
-        const shortLived = await startGateway({ store, clients: [acme], clock, tokenTtlSeconds: 5 });
+        const shortLived = await startGateway({ store, clients: [acme], clock, env: { TOKEN_TTL_SECONDS: '5' } });
         try {
           const token = await shortLived.tokenFor('acme');
           clock.advance(4000);

@@ -2,8 +2,7 @@ import { expect } from 'chai';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { storeFixtures, type BlobStoreFixture } from '../support/store-fixtures.js';
-
-const json = (body: Buffer): any => JSON.parse(body.toString('utf8'));
+import { jsonOf } from '../support/json.js';
 
 for (const { name, create } of storeFixtures) {
   describe(`catalog endpoints on the ${name}`, function () {
@@ -41,7 +40,7 @@ for (const { name, create } of storeFixtures) {
       it('lists every index row in order, with the Portuguese description or its fallback', async function () {
         const response = await gateway.get('acme', '/catalog');
         expect(response.status).to.equal(200);
-        expect(json(response.body)).to.deep.equal({
+        expect(jsonOf(response)).to.deep.equal({
           clientId: 'acme',
           files: [
             { Symbol: 'QUOTES_2024', Description: 'Descrição de QUOTES_2024', FileName: 'b3/quotes 2024.parquet' },
@@ -61,15 +60,15 @@ for (const { name, create } of storeFixtures) {
         it(`${path} responds 404 when the caller has no index`, async function () {
           const response = await gateway.get('nobody', path);
           expect(response.status).to.equal(404);
-          expect(json(response.body).message).to.match(/No catalog was found/);
+          expect(jsonOf(response).message).to.match(/No catalog was found/);
         });
       }
 
       it('responds 404 when the caller has no index', async function () {
         const response = await gateway.get('nobody', '/catalog');
         expect(response.status).to.equal(404);
-        expect(json(response.body)).to.include({ error: 'Not found' });
-        expect(json(response.body).message).to.match(/catalog/i);
+        expect(jsonOf(response)).to.include({ error: 'Not found' });
+        expect(jsonOf(response).message).to.match(/catalog/i);
       });
     });
 
@@ -77,15 +76,17 @@ for (const { name, create } of storeFixtures) {
       it('lists only catalog files that exist, with sizes and upload times', async function () {
         const response = await gateway.get('acme', '/list');
         expect(response.status).to.equal(200);
-        const body = json(response.body);
+        const body = jsonOf(response);
         expect(body).to.include({ count: 2, limit: 1000, truncated: false });
         expect(body.files.map((file: { symbol: string }) => file.symbol)).to.deep.equal(['QUOTES_2024', 'CURVE']);
         expect(body.files[1]).to.include({ symbol: 'CURVE', description: 'DI1 curve', size: 'date,rate\n2024-01-02,10.5\n'.length });
-        expect(Date.parse(body.files[1].uploaded)).to.be.closeTo(Date.now(), 5 * 60_000);
+        // The upload time is storage's own Last-Modified of the file, to the millisecond.
+        const stored = await fixture.store.getProperties('rates/curve.csv');
+        expect(body.files[1].uploaded).to.equal(stored?.lastModified.toISOString());
       });
 
       it('truncates to the limit and says so', async function () {
-        const body = json((await gateway.get('acme', '/list?limit=1')).body);
+        const body = jsonOf(await gateway.get('acme', '/list?limit=1'));
         expect(body).to.include({ count: 1, limit: 1, truncated: true });
         expect(body.files).to.have.length(1);
       });
@@ -94,7 +95,7 @@ for (const { name, create } of storeFixtures) {
         it(`responds 400 for limit=${limit}`, async function () {
           const response = await gateway.get('acme', `/list?limit=${limit}`);
           expect(response.status).to.equal(400);
-          expect(json(response.body).message).to.be.a('string');
+          expect(jsonOf(response).message).to.be.a('string');
         });
       }
     });
@@ -103,7 +104,7 @@ for (const { name, create } of storeFixtures) {
       it('counts the catalog files that exist', async function () {
         const response = await gateway.get('acme', '/count');
         expect(response.status).to.equal(200);
-        expect(json(response.body)).to.deep.equal({ count: 2 });
+        expect(jsonOf(response)).to.deep.equal({ count: 2 });
       });
     });
 
@@ -111,7 +112,7 @@ for (const { name, create } of storeFixtures) {
       it('describes an entitled, existing file with ETag and Last-Modified', async function () {
         const response = await gateway.get('acme', '/info/QUOTES_2024');
         expect(response.status).to.equal(200);
-        const body = json(response.body);
+        const body = jsonOf(response);
         expect(body).to.include({ symbol: 'QUOTES_2024', size: 12 });
         expect(body.etag).to.match(/^"[^"]+"$/);
         expect(response.headers['etag']).to.equal(body.etag);
@@ -125,14 +126,14 @@ for (const { name, create } of storeFixtures) {
       it('responds 403 when the symbol is not in the caller subscription', async function () {
         const response = await gateway.get('acme', '/info/NOT_MINE');
         expect(response.status).to.equal(403);
-        expect(json(response.body).error).to.equal('Access denied');
-        expect(json(response.body).message).to.match(/not in the subscription/);
+        expect(jsonOf(response).error).to.equal('Access denied');
+        expect(jsonOf(response).message).to.match(/not in the subscription/);
       });
 
       it('responds 404 when the file is in the index but not in storage', async function () {
         const response = await gateway.get('acme', '/info/MISSING');
         expect(response.status).to.equal(404);
-        expect(json(response.body).error).to.equal('Not found');
+        expect(jsonOf(response).error).to.equal('Not found');
       });
 
       it('checks entitlement before existence: a client without the symbol gets 403 even for a missing file', async function () {

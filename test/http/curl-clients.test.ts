@@ -90,7 +90,7 @@ describe('real curl as a subscriber', function () {
         gateway = await startGateway({
           store: fixture.store,
           clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }],
-          downloadRateLimit: { limit: 10_000, windowSeconds: 60 },
+          env: { DOWNLOAD_RATE_LIMIT: '10000' },
         });
         authorization = `Authorization: Bearer ${await gateway.tokenFor('acme')}`;
       });

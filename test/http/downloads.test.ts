@@ -4,8 +4,8 @@ import type { HttpResponse } from '../support/contract.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { memoryFixture, storeFixtures, type BlobStoreFixture } from '../support/store-fixtures.js';
+import { jsonOf } from '../support/json.js';
 
-const json = (body: Buffer): any => JSON.parse(body.toString('utf8'));
 
 /** 100 KiB in which every byte value occurs, in an order that is not a plain 0..255 cycle. */
 const ALL_BYTES = Buffer.from(Array.from({ length: 100 * 1024 }, (_, i) => (i + 31 * (i >>> 8)) & 0xff));
@@ -124,8 +124,8 @@ for (const { name, create } of storeFixtures) {
         expect(response.body.length).to.equal(0);
         return;
       }
-      expect(json(response.body).error).to.equal(error);
-      expect(json(response.body).message).to.be.a('string').and.not.equal('');
+      expect(jsonOf(response).error).to.equal(error);
+      expect(jsonOf(response).message).to.be.a('string').and.not.equal('');
     };
 
     before(async function () {
@@ -147,12 +147,12 @@ for (const { name, create } of storeFixtures) {
           { clientId: 'beta', secret: 'beta-secret-beta-secret' },
         ],
         // These tests are about responses, not about the budget (which has a suite of its own).
-        downloadRateLimit: { limit: 100_000, windowSeconds: 60 },
+        env: { DOWNLOAD_RATE_LIMIT: '100000' },
       });
       for (const file of [BINARY, EMPTY, DAILY, CATALOG_FILE, LIST_FILE]) {
         const info = await gateway.get('acme', `/info/${file.symbol}`);
         expect(info.status, `/info/${file.symbol}`).to.equal(200);
-        validators.set(file.symbol, { etag: json(info.body).etag, lastModified: String(info.headers['last-modified']) });
+        validators.set(file.symbol, { etag: jsonOf(info).etag, lastModified: String(info.headers['last-modified']) });
       }
     });
 
@@ -172,7 +172,7 @@ for (const { name, create } of storeFixtures) {
         it('sends the ETag and Last-Modified that /info reports', async function () {
           const info = await gateway.get('acme', `/info/${BINARY.symbol}`);
           const download = await gateway.get('acme', `/download/${BINARY.symbol}`);
-          expect(download.headers['etag']).to.equal(json(info.body).etag);
+          expect(download.headers['etag']).to.equal(jsonOf(info).etag);
           expect(download.headers['last-modified']).to.equal(info.headers['last-modified']);
           expect(new Date(String(download.headers['last-modified'])).toUTCString()).to.equal(download.headers['last-modified']);
         });
@@ -206,7 +206,7 @@ for (const { name, create } of storeFixtures) {
         it('responds 403 saying it is not in the subscription', async function () {
           const response = await gateway.get('acme', '/download/NOT_MINE');
           expectJsonError(response, 403, 'Access denied');
-          expect(json(response.body).message).to.match(/not in the subscription/);
+          expect(jsonOf(response).message).to.match(/not in the subscription/);
         });
       });
 
@@ -221,7 +221,7 @@ for (const { name, create } of storeFixtures) {
         it('responds 403, not 404: entitlement is decided before existence', async function () {
           const response = await gateway.get('beta', `/download/${ABSENT.symbol}`);
           expectJsonError(response, 403, 'Access denied');
-          expect(json(response.body).message).to.match(/not in the subscription/);
+          expect(jsonOf(response).message).to.match(/not in the subscription/);
         });
       });
     });
@@ -268,7 +268,7 @@ for (const { name, create } of storeFixtures) {
       it('responds 403 for a path that is not in the index', async function () {
         const response = await gateway.get('acme', '/funds/not-listed.csv');
         expectJsonError(response, 403, 'Access denied');
-        expect(json(response.body).message).to.match(/not in the subscription/);
+        expect(jsonOf(response).message).to.match(/not in the subscription/);
       });
 
       it('responds 403 for a file that exists but is not in the index', async function () {
@@ -495,14 +495,14 @@ for (const { name, create } of storeFixtures) {
         const response = await gateway.get('acme', '/catalog');
         expect(response.status).to.equal(200);
         expect(String(response.headers['content-type'])).to.match(/^application\/json/);
-        const fileNames = json(response.body).files.map((file: { FileName: string }) => file.FileName);
+        const fileNames = jsonOf(response).files.map((file: { FileName: string }) => file.FileName);
         expect(fileNames).to.include.members(['catalog', 'list/x.csv']);
       });
 
       it('GET /list still returns the listing JSON', async function () {
         const response = await gateway.get('acme', '/list');
         expect(response.status).to.equal(200);
-        expect(json(response.body).files.map((file: { symbol: string }) => file.symbol)).to.include.members([
+        expect(jsonOf(response).files.map((file: { symbol: string }) => file.symbol)).to.include.members([
           CATALOG_FILE.symbol,
           LIST_FILE.symbol,
         ]);
@@ -540,7 +540,7 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
         { clientId: 'acme', secret: 'acme-secret-acme-secret' },
         { clientId: 'beta', secret: 'beta-secret-beta-secret' },
       ],
-      downloadRateLimit: { limit: 2, windowSeconds: 60 },
+      env: { DOWNLOAD_RATE_LIMIT: '2' },
     });
   });
 
@@ -563,7 +563,7 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
       expect(response.body.length).to.equal(0);
       return;
     }
-    const body = json(response.body);
+    const body = jsonOf(response);
     expect(body.error).to.equal('Too many requests');
     expect(body.message).to.be.a('string').and.match(/limit/i);
     expect(response.body.includes(Buffer.from(FILE.bytes))).to.equal(false);
@@ -598,7 +598,7 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
   });
 
   it('neither counts a 304 revalidation nor refuses one when the budget is spent', async function () {
-    const etag = json((await gateway.get('acme', `/info/${FILE.symbol}`)).body).etag as string;
+    const etag = jsonOf<{ etag: string }>(await gateway.get('acme', `/info/${FILE.symbol}`)).etag;
     // Not counted: three 304s first, and still two downloads are served.
     for (let i = 0; i < 3; i += 1) expect((await download('acme', 'GET', { 'if-none-match': etag })).status).to.equal(304);
     expect((await download()).status).to.equal(200);

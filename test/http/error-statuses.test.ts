@@ -6,6 +6,7 @@ import { StorageUnavailable } from '../../src/domain/errors.js';
 import type { BlobContent, BlobProperties, BlobReadOptions, BlobStore, BlobSummary, ClientRecord, ClientRegistry } from '../../src/domain/ports.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { jsonOf } from '../support/json.js';
 
 /** Storage that fails for every path under `down-busy/` (retryable) and `down-broken/` (not retryable). */
 class FailingPathsStore implements BlobStore {
@@ -26,13 +27,17 @@ class FailingPathsStore implements BlobStore {
     yield* this.inner.list(prefix);
   }
 
+  async existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>> {
+    paths.forEach((path) => this.check(path));
+    return this.inner.existing(paths);
+  }
+
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
     this.check(path);
     return this.inner.read(path, options);
   }
 }
 
-const json = (body: Buffer) => JSON.parse(body.toString('utf8')) as { error: string; message: string };
 
 /**
  * The failure statuses every operation declares, produced through the real app: a client whose
@@ -84,7 +89,7 @@ describe('failure statuses of every operation', function () {
       it('responds 500 with a JSON error when the caller index is malformed', async function () {
         const response = await gateway.get('broken', operation.path, {}, operation.method);
         expect(response.status).to.equal(500);
-        if (operation.method === 'GET') expect(json(response.body).error).to.equal('Internal error');
+        if (operation.method === 'GET') expect(jsonOf(response).error).to.equal('Internal error');
       });
 
       it('responds 503 with Retry-After when storage is busy', async function () {
@@ -98,7 +103,7 @@ describe('failure statuses of every operation', function () {
         const client = operation.needsFile ? 'broken-files' : 'broken-index';
         const response = await gateway.get(client, rewrite(operation.path, 'down-broken'), {}, operation.method);
         expect(response.status).to.equal(502);
-        if (operation.method === 'GET') expect(json(response.body).error).to.equal('Bad gateway');
+        if (operation.method === 'GET') expect(jsonOf(response).error).to.equal('Bad gateway');
       });
 
       it('responds 400 to a request the contract refuses', async function () {
@@ -111,7 +116,7 @@ describe('failure statuses of every operation', function () {
               : `${operation.path}?unexpected=1`;
         const response = await gateway.get('acme', refused, {}, operation.method);
         expect(response.status).to.equal(400);
-        if (operation.method === 'GET') expect(json(response.body).error).to.equal('Bad request');
+        if (operation.method === 'GET') expect(jsonOf(response).error).to.equal('Bad request');
       });
     });
   }
@@ -176,7 +181,7 @@ describe('unauthenticated meta endpoints', function () {
   it('GET /health responds 200 {status: "ok"} without a token', async function () {
     const response = await gateway.request('GET', '/health');
     expect(response.status).to.equal(200);
-    expect(JSON.parse(response.body.toString())).to.deep.equal({ status: 'ok' });
+    expect(jsonOf(response)).to.deep.equal({ status: 'ok' });
   });
 
   it('GET /openapi.yaml serves the contract itself without a token', async function () {
@@ -189,7 +194,7 @@ describe('unauthenticated meta endpoints', function () {
   it('answers 404 with a JSON error for an unknown API route', async function () {
     const response = await gateway.request('GET', '/download');
     expect(response.status).to.equal(404);
-    expect(JSON.parse(response.body.toString())).to.include({ error: 'Not found' });
+    expect(jsonOf(response)).to.include({ error: 'Not found' });
   });
 
   it('answers 405 with Allow for a known route and another method', async function () {
@@ -211,7 +216,7 @@ describe('GET and HEAD /<path> decisions', function () {
     gateway = await startGateway({
       store,
       clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }],
-      downloadRateLimit: { limit: 4, windowSeconds: 60 },
+      env: { DOWNLOAD_RATE_LIMIT: '4' },
     });
     etag = String((await gateway.get('acme', path, {}, 'HEAD')).headers['etag']);
   });

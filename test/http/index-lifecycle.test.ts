@@ -3,6 +3,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import type { Clock } from '../../src/domain/ports.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { jsonOf, type ErrorBody } from '../support/json.js';
 
 describe('client indexes over HTTP', function () {
   let store: MemoryBlobStore;
@@ -19,7 +20,7 @@ describe('client indexes over HTTP', function () {
     gateway = await startGateway({
       store,
       clock,
-      indexRefreshSeconds: 30,
+      env: { INDEX_REFRESH_SECONDS: '30' },
       clients: [
         { clientId: 'acme', secret: 'acme-secret-acme-secret' },
         { clientId: 'broken', secret: 'broken-secret-broken' },
@@ -35,7 +36,7 @@ describe('client indexes over HTTP', function () {
     it('answers that client 500 with a body saying its index could not be read', async function () {
       const response = await gateway.get('broken', '/catalog');
       expect(response.status).to.equal(500);
-      const body = JSON.parse(response.body.toString()) as { error: string; message: string };
+      const body = jsonOf<ErrorBody>(response);
       expect(body.error).to.equal('Internal error');
       expect(body.message).to.match(/index of this client could not be read: The index has no Symbol or FileName column/);
     });

@@ -5,6 +5,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import type { HttpResponse } from '../support/contract.js';
 import { startGateway, type RequestOptions, type TestClient, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { jsonOf, type ErrorBody, type OAuthErrorBody } from '../support/json.js';
 
 /** RFC 6749 section 5.1 success body. */
 interface TokenBody {
@@ -14,17 +15,6 @@ interface TokenBody {
 }
 
 /** RFC 6749 section 5.2 error body. */
-interface OAuthErrorBody {
-  readonly error: string;
-  readonly error_description: string;
-}
-
-/** The gateway's own JSON error body (used by the throttle's 429). */
-interface GatewayErrorBody {
-  readonly error: string;
-  readonly message: string;
-}
-
 const acme: TestClient = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
 const other: TestClient = { clientId: 'other', secret: 'other-secret-other-secret' };
 const disabled: TestClient = { clientId: 'dormant', secret: 'dormant-secret-dormant', enabled: false };
@@ -36,9 +26,8 @@ const awkward: TestClient = { clientId: 'acme eu:1', secret: 'p+ss%20w:rd&x=y', 
 
 const clientCredentials = 'client_credentials';
 /** A throttle generous enough that the error cases of this file never reach it. */
-const lenientThrottle = { failuresPerClient: 1000, windowSeconds: 60 };
+const lenientThrottle = { TOKEN_FAILURE_LIMIT: '1000', TOKEN_FAILURE_WINDOW_SECONDS: '60' };
 
-const jsonOf = <T>(response: HttpResponse): T => JSON.parse(response.body.toString('utf8')) as T;
 
 function form(fields: Record<string, string>, headers: OutgoingHttpHeaders = {}): RequestOptions {
   return { headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() };
@@ -83,8 +72,10 @@ function expectOAuthError(response: HttpResponse, status: 400 | 401, error: stri
   expect(response.status, response.body.toString()).to.equal(status);
   expectNoStore(response);
   const body = jsonOf<OAuthErrorBody>(response);
-  expect(body).to.have.all.keys('error', 'error_description');
+  expect(body).to.have.all.keys('error', 'error_description', 'code');
   expect(body.error).to.equal(error);
+  // Every error body carries a stable `code`; on OAuth errors it repeats `error`.
+  expect(body.code).to.equal(error);
   expect(body.error_description).to.be.a('string').and.not.equal('');
   return body;
 }
@@ -98,7 +89,7 @@ describe('POST /oauth/token', function () {
   before(async function () {
     store = new MemoryBlobStore();
     store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'CURVE', FileName: 'rates/curve.csv' })]));
-    gateway = await startGateway({ store, clients: [acme, other, disabled, awkward], tokenThrottle: lenientThrottle });
+    gateway = await startGateway({ store, clients: [acme, other, disabled, awkward], env: lenientThrottle });
   });
 
   after(async function () {
@@ -144,7 +135,7 @@ describe('POST /oauth/token', function () {
     });
 
     it('reports the configured lifetime: tokenTtlSeconds 5 gives expires_in 5', async function () {
-      const shortLived = await startGateway({ store, clients: [acme], tokenTtlSeconds: 5 });
+      const shortLived = await startGateway({ store, clients: [acme], env: { TOKEN_TTL_SECONDS: '5' } });
       try {
         const body = expectToken(await shortLived.request('POST', '/oauth/token', form(credentialsOf(acme))), 5);
         const claims = decodeJwt(body.access_token);
@@ -280,8 +271,6 @@ describe('POST /oauth/token', function () {
     for (const grantType of ['password', 'authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer']) {
       // The server supports client_credentials only, so other grants are unsupported by the server,
       // not merely unauthorized for this client (unauthorized_client).
-      // SRC BUG: fails for password, authorization_code and refresh_token, which
-      // @node-oauth/oauth2-server knows and answers with unauthorized_client.
       it(`responds 400 unsupported_grant_type for grant_type=${grantType} with valid client credentials`, async function () {
         const response = await post(form({ ...credentialsOf(acme), grant_type: grantType }));
         expectOAuthError(response, 400, 'unsupported_grant_type');
@@ -298,9 +287,8 @@ describe('POST /oauth/token', function () {
       expectOAuthError(response, 400, 'invalid_request');
     });
 
-    // SRC BUG (arguable): fails; the gateway authenticates the client before it looks at grant_type,
-    // so a request with no parameters at all gets 401 invalid_client (and, by the bug above, no
-    // challenge). A request missing its REQUIRED grant_type (section 4.4.2) is invalid_request.
+    // A request missing its REQUIRED grant_type (section 4.4.2) is invalid_request: openapi.yaml
+    // requires it, so the contract's validation refuses it before any client is authenticated.
     it('responds 400 invalid_request for an empty form body', async function () {
       const response = await post({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
       expectOAuthError(response, 400, 'invalid_request');
@@ -348,7 +336,7 @@ describe('POST /oauth/token', function () {
       const response = await gateway.request('GET', '/oauth/token', { unchecked: true });
       expect(response.status).to.equal(405);
       expect(response.headers['allow']).to.equal('POST');
-      expect(jsonOf<GatewayErrorBody>(response).error).to.equal('Method not allowed');
+      expect(jsonOf<ErrorBody>(response).error).to.equal('Method not allowed');
     });
   });
 });
@@ -356,7 +344,7 @@ describe('POST /oauth/token', function () {
 describe('POST /oauth/token throttling', function () {
   // RFC 6749 section 2.3.1: "Since this client authentication method involves a password, the
   // authorization server MUST protect any endpoint utilizing it against brute force attacks."
-  const throttle = { failuresPerClient: 3, windowSeconds: 60 };
+  const throttle = { TOKEN_FAILURE_LIMIT: '3', TOKEN_FAILURE_WINDOW_SECONDS: '60' };
   let store: MemoryBlobStore;
   let gateway: TestGateway;
 
@@ -366,11 +354,12 @@ describe('POST /oauth/token throttling', function () {
     expect(response.status, response.body.toString()).to.equal(429);
     const retryAfter = String(response.headers['retry-after']);
     expect(retryAfter).to.match(/^\d+$/);
-    expect(Number(retryAfter)).to.be.within(1, throttle.windowSeconds);
+    expect(Number(retryAfter)).to.be.within(1, Number(throttle.TOKEN_FAILURE_WINDOW_SECONDS));
     expectNoStore(response);
-    const body = jsonOf<GatewayErrorBody>(response);
-    expect(body).to.have.all.keys('error', 'message');
+    const body = jsonOf<ErrorBody>(response);
+    expect(body).to.have.all.keys('error', 'message', 'code');
     expect(body.error).to.equal('Too many requests');
+    expect(body.code).to.equal('rate_limited');
   }
 
   before(function () {
@@ -378,7 +367,7 @@ describe('POST /oauth/token throttling', function () {
   });
 
   beforeEach(async function () {
-    gateway = await startGateway({ store, clients: [acme, other], tokenThrottle: throttle });
+    gateway = await startGateway({ store, clients: [acme, other], env: throttle });
   });
 
   afterEach(async function () {
@@ -423,7 +412,7 @@ describe('POST /oauth/token throttling', function () {
   });
 
   it('throttles an address after ten times the per-client limit of failures spread over many client ids', async function () {
-    const perAddress = await startGateway({ store, clients: [acme], tokenThrottle: { failuresPerClient: 1, windowSeconds: 60 } });
+    const perAddress = await startGateway({ store, clients: [acme], env: { TOKEN_FAILURE_LIMIT: '1', TOKEN_FAILURE_WINDOW_SECONDS: '60' } });
     try {
       for (let attempt = 1; attempt <= 10; attempt += 1) {
         const response = await perAddress.request('POST', '/oauth/token', wrongBasic({ clientId: `guess-${attempt}`, secret: '' }, attempt));

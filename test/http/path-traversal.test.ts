@@ -6,6 +6,7 @@ import type { HttpResponse } from '../support/contract.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { localFolderFixture } from '../support/store-fixtures.js';
+import { jsonOf } from '../support/json.js';
 
 /** Distinctive, so that finding it in a body cannot be a coincidence of wording. */
 const SECRET = 'TOP-SECRET-c0ffee-7f3a9b1d-outside-the-root';
@@ -18,7 +19,7 @@ interface HostilePath {
   readonly why: string;
   /** When HEAD differs: `/info` has no HEAD operation, hence 405. */
   readonly headStatus?: number;
-  /** Without a token: refusals of the path or route come first and keep their status; others get 401. */
+  /** Without a token: 401 on every operation (authentication comes first); 404 where no route matches. */
   readonly unauthenticatedStatus?: number;
 }
 
@@ -92,7 +93,7 @@ const HOSTILE_PATHS: readonly HostilePath[] = [
 /**
  * Targets that Node's HTTP client refuses to send (spaces, controls, raw non-ASCII bytes): written
  * on a raw socket. Node's own HTTP parser rejects them before Express runs; the server's
- * `clientError` handler (src/app/http-server.ts) answers the contract's JSON 400.
+ * `clientError` handler (src/adapters/http/http-server.ts) answers the contract's JSON 400.
  */
 const UNSENDABLE_TARGETS: ReadonlyArray<{ readonly target: Buffer; readonly why: string; readonly mayBeListedFile?: true }> = [
   // llhttp reads the extra space as part of the separator before HTTP/1.1: the target is the listed file.
@@ -105,7 +106,6 @@ const UNSENDABLE_TARGETS: ReadonlyArray<{ readonly target: Buffer; readonly why:
   { target: Buffer.from([0x2f, 0xc0, 0xae, 0xc0, 0xae, 0x2f, 0x78]), why: 'raw overlong UTF-8 dots' },
 ];
 
-const json = (body: Buffer): any => JSON.parse(body.toString('utf8'));
 
 describe('hostile request paths on the local folder store', function () {
   let fixture: Awaited<ReturnType<typeof localFolderFixture>>;
@@ -137,7 +137,7 @@ describe('hostile request paths on the local folder store', function () {
         { clientId: 'other', secret: 'other-secret-other-secret' },
       ],
       // Hundreds of refused requests from one client: the budget is not what is tested here.
-      downloadRateLimit: { limit: 100_000, windowSeconds: 60 },
+      env: { DOWNLOAD_RATE_LIMIT: '100000' },
     });
     token = await gateway.tokenFor('acme');
   });
@@ -158,7 +158,7 @@ describe('hostile request paths on the local folder store', function () {
       expect(response.body.length).to.equal(0);
       return;
     }
-    const body = json(response.body);
+    const body = jsonOf(response);
     expect(body.error).to.be.a('string');
     expect(body.message).to.be.a('string');
   };
@@ -219,7 +219,7 @@ describe('hostile request paths on the local folder store', function () {
         });
       }
 
-      const anonymousStatus = unauthenticatedStatus ?? (status === 403 ? 401 : status);
+      const anonymousStatus = unauthenticatedStatus ?? (status === 404 ? 404 : 401);
       it(`without a token, responds ${anonymousStatus} and no secret`, async function () {
         expectRefused(await gateway.request('GET', path), anonymousStatus, 'GET');
       });
@@ -238,7 +238,7 @@ describe('hostile request paths on the local folder store', function () {
         expect(response.status).to.equal(400);
         expect(response.body.includes(SECRET)).to.equal(false);
         // Node's HTTP parser refuses these before Express runs; the server's clientError handler still answers JSON.
-        expect(json(response.body).error).to.equal('Bad request');
+        expect(jsonOf(response).error).to.equal('Bad request');
       });
     }
 

@@ -4,7 +4,6 @@ import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { runClientsCli } from '../../src/app/clients-command.js';
 import { packageRoot } from '../../src/app/package-root.js';
@@ -18,10 +17,12 @@ import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 
 const MiB = 1024 * 1024;
 const fileSize = 256 * MiB;
-/** Slow enough that a server ignoring backpressure would buffer most of the file; fast enough for CI. */
-const readerBytesPerSecond = 20 * MiB;
+/**
+ * The subscriber reads this much, then stops reading while the server's RSS is sampled: a server
+ * that ignored backpressure would keep reading the file into memory during every pause.
+ */
+const readerStepBytes = 2 * MiB;
 const maxRssGrowth = 64 * MiB;
-const sampleEveryMs = 100;
 
 const client = { clientId: 'bulk', secret: 'bulk-secret-0123456789abcdef' };
 
@@ -98,63 +99,41 @@ async function rssOf(pid: number): Promise<number> {
 
 const openFilesOf = async (pid: number): Promise<number> => (await readdir(`/proc/${pid}/fd`)).length;
 
-/** Samples a process's RSS every `sampleEveryMs` until stopped. */
-function sampleRss(pid: number): { stop(): Promise<number[]> } {
-  const samples: number[] = [];
-  let pending = Promise.resolve();
-  const timer = setInterval(() => {
-    pending = pending.then(async () => {
-      samples.push(await rssOf(pid));
-    });
-  }, sampleEveryMs);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await pending;
-      samples.push(await rssOf(pid));
-      return samples;
-    },
-  };
-}
-
-/** The highest RSS while idle for a moment: the baseline a download's growth is measured from. */
-async function idleRss(pid: number): Promise<number> {
-  const sampler = sampleRss(pid);
-  await sleep(500);
-  return Math.max(...(await sampler.stop()));
-}
-
-interface SlowDownload {
+interface SteppedDownload {
   readonly status: number;
   readonly received: number;
   readonly complete: boolean;
 }
 
 /**
- * GETs `path` reading at most `bytesPerSecond`: the response is paused whenever the reader is ahead
- * of that rate, so the server sees a slow subscriber through TCP backpressure. With `disconnectAfter`,
- * the reader drops the connection once it has that many bytes.
+ * GETs `path` as a slow subscriber does: it reads `stepBytes`, then stops reading (so the server
+ * meets TCP backpressure) until `whilePaused` has run, then reads on. With `disconnectAfter`, the
+ * reader drops the connection once it has that many bytes. Driven by the data, not by timers.
  */
-function slowDownload(
+function steppedDownload(
   port: number,
   path: string,
   token: string,
-  options: { bytesPerSecond: number; disconnectAfter?: number },
-): Promise<SlowDownload> {
+  options: { stepBytes: number; whilePaused: () => Promise<void>; disconnectAfter?: number },
+): Promise<SteppedDownload> {
   return new Promise((resolve, reject) => {
     const request = httpGet({ host: '127.0.0.1', port, path, agent: false, headers: { authorization: `Bearer ${token}` } }, (response) => {
-      const startedAt = performance.now();
       let received = 0;
+      let sinceStep = 0;
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
+        sinceStep += chunk.length;
         if (options.disconnectAfter !== undefined && received >= options.disconnectAfter) {
           request.destroy();
           return;
         }
-        const aheadMs = (received / options.bytesPerSecond) * 1000 - (performance.now() - startedAt);
-        if (aheadMs > 10) {
+        if (sinceStep >= options.stepBytes) {
+          sinceStep = 0;
           response.pause();
-          setTimeout(() => response.resume(), aheadMs);
+          options.whilePaused().then(
+            () => response.resume(),
+            (error: unknown) => request.destroy(error instanceof Error ? error : new Error(String(error))),
+          );
         }
       });
       // A dropped connection reports 'aborted' here; the outcome is read from `complete` below.
@@ -164,6 +143,22 @@ function slowDownload(
     request.on('error', (error) => {
       if (options.disconnectAfter === undefined) reject(error);
     });
+  });
+}
+
+/** Resolves when the gateway's output has a log line with this `msg`, counting only lines after the call. */
+function nextLogLine(gateway: RunningGateway, msg: string): Promise<void> {
+  const seen = gateway.output().length;
+  return new Promise((resolve) => {
+    const check = (): void => {
+      const fresh = gateway.output().slice(seen);
+      if (fresh.split('\n').some((line) => parseLogLine(line)?.msg === msg)) {
+        gateway.child.stdout?.off('data', check);
+        resolve();
+      }
+    };
+    gateway.child.stdout?.on('data', check);
+    check();
   });
 }
 
@@ -221,12 +216,14 @@ describe('streaming a large file with flat memory (the real server, in a child p
 
   describe('GET /download/:symbol of a 256 MiB file by a slow subscriber', function () {
     it(`delivers every byte while the server's RSS grows by less than ${maxRssGrowth / MiB} MiB`, async function () {
-      const baseline = await idleRss(gateway.pid);
-      const sampler = sampleRss(gateway.pid);
+      const baseline = await rssOf(gateway.pid);
+      const samples: number[] = [];
 
-      const download = await slowDownload(gateway.port, '/download/BIG', token, { bytesPerSecond: readerBytesPerSecond });
+      const download = await steppedDownload(gateway.port, '/download/BIG', token, {
+        stepBytes: readerStepBytes,
+        whilePaused: async () => void samples.push(await rssOf(gateway.pid)),
+      });
 
-      const samples = await sampler.stop();
       const growth = Math.max(...samples) - baseline;
       reportRss(this, baseline, samples);
       expect(download.status).to.equal(200);
@@ -239,32 +236,37 @@ describe('streaming a large file with flat memory (the real server, in a child p
 
   describe('when the subscriber disconnects half way', function () {
     it('keeps running, releases the file and the connection, its RSS stays near the baseline, and serves the next request', async function () {
-      const baseline = await idleRss(gateway.pid);
+      const baseline = await rssOf(gateway.pid);
       const openFiles = await openFilesOf(gateway.pid);
-      const sampler = sampleRss(gateway.pid);
+      const samples: number[] = [];
+      // The server logs the cancelled storage read, then (pino-http, on the socket's close) the request.
+      const cancelled = Promise.all([
+        nextLogLine(gateway, 'download cancelled by the client'),
+        nextLogLine(gateway, 'request aborted'),
+      ]);
 
-      const download = await slowDownload(gateway.port, '/download/BIG', token, {
-        bytesPerSecond: readerBytesPerSecond,
+      const download = await steppedDownload(gateway.port, '/download/BIG', token, {
+        stepBytes: readerStepBytes,
+        whilePaused: async () => void samples.push(await rssOf(gateway.pid)),
         disconnectAfter: fileSize / 2,
       });
 
       expect(download.status).to.equal(200);
       expect(download.complete).to.equal(false);
       expect(download.received).to.be.below(fileSize);
-      // The server notices the disconnect and closes the file's handle and the socket.
-      expect(await eventually(() => openFilesOf(gateway.pid), (count) => count <= openFiles, 5_000), 'open file descriptors').to.be.at.most(openFiles);
-      const samples = await sampler.stop();
-      const settled = await idleRss(gateway.pid);
-      reportRss(this, baseline, [...samples, settled]);
-      expect(gateway.child.exitCode, gateway.output()).to.equal(null);
-      expect(Math.max(...samples) - baseline).to.be.below(maxRssGrowth);
-      expect(settled - baseline, `RSS after the disconnect, over a ${(baseline / MiB).toFixed(1)} MiB baseline`).to.be.below(maxRssGrowth / 2);
-
+      // The server notices the disconnect, ends the storage read and closes the file and the socket.
+      await cancelled;
+      expect(await openFilesOf(gateway.pid), 'open file descriptors').to.be.at.most(openFiles);
       const next = await fetch(`http://127.0.0.1:${gateway.port}/download/BIG`, {
         headers: { authorization: `Bearer ${token}`, range: 'bytes=0-1023' },
       });
       expect(next.status).to.equal(206);
       expect((await next.arrayBuffer()).byteLength).to.equal(1024);
+      const settled = await rssOf(gateway.pid);
+      reportRss(this, baseline, [...samples, settled]);
+      expect(gateway.child.exitCode, gateway.output()).to.equal(null);
+      expect(Math.max(...samples) - baseline).to.be.below(maxRssGrowth);
+      expect(settled - baseline, `RSS after the disconnect, over a ${(baseline / MiB).toFixed(1)} MiB baseline`).to.be.below(maxRssGrowth / 2);
     });
   });
 });
@@ -277,17 +279,6 @@ async function tokenFor(port: number): Promise<string> {
   });
   expect(response.status).to.equal(200);
   return ((await response.json()) as { access_token: string }).access_token;
-}
-
-/** Polls `read` until `done` holds or `timeoutMs` passes; returns the last value read. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  let value = await read();
-  while (!done(value) && performance.now() < deadline) {
-    await sleep(100);
-    value = await read();
-  }
-  return value;
 }
 
 /** Puts the measurements in the test report (mocha's title), so a run shows them even when passing. */

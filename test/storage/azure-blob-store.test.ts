@@ -2,11 +2,12 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { RestError, type ContainerClient } from '@azure/storage-blob';
 import { expect } from 'chai';
 import { AzureBlobStore, fromConnectionString } from '../../src/adapters/storage/azure-blob-store.js';
-import { ContentChanged, GatewayError, NotFound, StorageUnavailable } from '../../src/domain/errors.js';
+import { ContentChanged, GatewayError, FileNotFound, StorageUnavailable } from '../../src/domain/errors.js';
 import {
   createTestContainer,
   FAST_FAILING_PIPELINE,
   sharedAzurite,
+  TEST_STORE_TIMEOUTS,
   type RunningAzurite,
 } from '../support/azurite.js';
 import { rejectionOf } from '../support/rejection.js';
@@ -19,7 +20,7 @@ describe('AzureBlobStore on Azurite', () => {
   before(async () => {
     azurite = await sharedAzurite();
     container = await createTestContainer(azurite.connectionString, 'azure-blob-store');
-    store = new AzureBlobStore(container);
+    store = new AzureBlobStore(container, TEST_STORE_TIMEOUTS);
   });
 
   after(async () => {
@@ -43,13 +44,13 @@ describe('AzureBlobStore on Azurite', () => {
       expectDomainError(error, ContentChanged);
     });
 
-    it('throws NotFound when the blob is deleted between getProperties and read', async () => {
+    it('throws FileNotFound when the blob is deleted between getProperties and read', async () => {
       const etag = await put('deleted.csv', 'x');
       await container.getBlobClient('deleted.csv').delete();
 
       const error = await rejectionOf(store.read('deleted.csv', { ifMatch: etag }));
 
-      expectDomainError(error, NotFound);
+      expectDomainError(error, FileNotFound);
     });
 
     it('throws ContentChanged when the range starts past the end of the blob (416)', async () => {

@@ -8,8 +8,11 @@ export const AZURITE_ACCOUNT = 'devstoreaccount1';
 export const AZURITE_KEY =
   'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
 
+/** The response deadline of test stores: the gateway's default (STORAGE_TIMEOUT_SECONDS=30). */
+export const TEST_STORE_TIMEOUTS = { responseTimeoutMs: 30_000 };
+
 /** SDK retries turned down so that a failing test fails in milliseconds, not after back-offs. */
-export const FAST_FAILING_PIPELINE = { retryOptions: { maxTries: 1 } };
+export const FAST_FAILING_PIPELINE = { retryOptions: { maxTries: 1 }, ...TEST_STORE_TIMEOUTS };
 
 export interface RunningAzurite {
   readonly connectionString: string;
@@ -115,7 +118,7 @@ function listeningUrl(child: ChildProcess): Promise<string> {
     const onOutput = (chunk: Buffer): void => {
       output += chunk.toString();
       const match = LISTENING.exec(output);
-      if (match !== null) finish(() => resolve(match[1].replace(/\/+$/, '')));
+      if (match !== null) finish(() => resolve((match[1] ?? '').replace(/\/+$/, '')));
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
       fail(new Error(`Azurite exited (${signal ?? code}) before listening:\n${output}`));

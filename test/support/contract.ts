@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Operation } from 'openapi-backend';
-import { reservedFirstSegments } from '../../src/adapters/http/http-app.js';
 import { loadOpenApi, type OpenApi } from '../../src/adapters/http/openapi-contract.js';
+import { createRouteMatcher } from '../../src/adapters/http/routing.js';
 import { openApiDefinitionPath } from '../../src/app/package-root.js';
 
 /** A response as the tests see it: status, lower-cased headers and the raw body. */
@@ -13,20 +13,15 @@ export interface HttpResponse {
 
 let contract: Promise<OpenApi> | undefined;
 export const openApi = (): Promise<OpenApi> => (contract ??= loadOpenApi(openApiDefinitionPath()));
+let router: Promise<(method: string, rawPath: string) => Operation | undefined> | undefined;
 
 /** Every operation and status seen by a contract-checked test in this mocha run. */
 export const coveredResponses = new Set<string>();
 
-/** The operation of `openapi.yaml` that a request addresses, routed the way the gateway routes it. */
+/** The operation of `openapi.yaml` that a request addresses, from the gateway's own router. */
 export async function operationFor(method: string, rawPath: string): Promise<Operation | undefined> {
-  const api = await openApi();
-  const path = rawPath.split('?')[0] ?? rawPath;
-  const firstSegment = path.slice(1).split('/')[0] ?? '';
-  if (!reservedFirstSegments.has(firstSegment)) {
-    return api.getOperation(method.toUpperCase() === 'HEAD' ? 'headDownloadByPath' : 'downloadByPath');
-  }
-  const operation = api.matchOperation({ method, path, headers: {}, query: {} });
-  return operation?.operationId === 'downloadByPath' || operation?.operationId === 'headDownloadByPath' ? undefined : operation;
+  router ??= openApi().then(createRouteMatcher);
+  return (await router)(method.toUpperCase(), rawPath.split('?')[0] ?? rawPath);
 }
 
 /**

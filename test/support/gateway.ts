@@ -4,12 +4,23 @@ import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
-import { createApp, type AppDependencies } from '../../src/app/create-app.js';
-import { createHttpServer } from '../../src/app/http-server.js';
+import { createHttpServer } from '../../src/adapters/http/http-server.js';
+import { loadConfig, type GatewayConfig } from '../../src/app/config.js';
+import { createApp, type AppAdapters } from '../../src/app/create-app.js';
+import { bundledSampleDataDir } from '../../src/app/package-root.js';
 import type { BlobStore, ClientRegistry } from '../../src/domain/ports.js';
 import { expectMatchesContract, type HttpResponse } from './contract.js';
 
-export const testSigningKey = new TextEncoder().encode('test-signing-key-of-at-least-32-bytes!!');
+export const testSigningKeyText = 'test-signing-key-of-at-least-32-bytes!!';
+export const testSigningKey = new TextEncoder().encode(testSigningKeyText);
+
+/**
+ * The gateway's configuration for a test, read by the real `loadConfig` from environment variables
+ * (the README's names), so tests change settings exactly as an operator does.
+ */
+export function testConfig(env: Readonly<Record<string, string>> = {}): GatewayConfig {
+  return loadConfig({ TOKEN_SIGNING_KEY: testSigningKeyText, ...env }, bundledSampleDataDir());
+}
 
 export interface TestClient {
   readonly clientId: string;
@@ -18,11 +29,13 @@ export interface TestClient {
   readonly enabled?: boolean;
 }
 
-export interface GatewayOptions extends Partial<Omit<AppDependencies, 'store' | 'registry'>> {
+export interface GatewayOptions extends Partial<Omit<AppAdapters, 'store' | 'registry'>> {
   readonly store: BlobStore;
   /** Registered in an in-memory registry, unless `registry` is given. */
   readonly clients?: readonly TestClient[];
   readonly registry?: ClientRegistry;
+  /** Configuration variables, e.g. `{ DOWNLOAD_RATE_LIMIT: '3' }`. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface RequestOptions {
@@ -51,8 +64,9 @@ export const quietLogger: Logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?
 export async function startGateway(options: GatewayOptions): Promise<TestGateway> {
   const registry = options.registry ?? (await registryOf(options.clients ?? []));
   const secrets = new Map((options.clients ?? []).map((client) => [client.clientId, client.secret]));
-  const app = await createApp({ logger: quietLogger, signingKey: testSigningKey, ...options, registry });
-  const server: Server = createHttpServer(app).listen(0, '127.0.0.1');
+  const { env, clients: _clients, registry: _registry, ...adapters } = options;
+  const app = await createApp(testConfig(env), { logger: quietLogger, ...adapters, registry });
+  const server: Server = createHttpServer(app, adapters.logger ?? quietLogger).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const port = (server.address() as AddressInfo).port;
 

@@ -5,7 +5,7 @@ import { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
 import { LocalFolderBlobStore } from '../../src/adapters/storage/local-folder-blob-store.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { BlobStoreFixture } from '../contract/blob-store-contract.js';
-import { createTestContainer, sharedAzurite } from './azurite.js';
+import { createTestContainer, sharedAzurite, TEST_STORE_TIMEOUTS } from './azurite.js';
 
 export type { BlobStoreFixture };
 
@@ -67,17 +67,17 @@ export async function azuriteFixture(prefix: string): Promise<BlobStoreFixture &
   return {
     connectionString: azurite.connectionString,
     containerName: container.containerName,
-    store: new AzureBlobStore(container),
+    store: new AzureBlobStore(container, TEST_STORE_TIMEOUTS),
     put: async (path, bytes, props = {}) => {
       await container.getBlockBlobClient(path).uploadData(Buffer.from(bytes), {
         blobHTTPHeaders: {
-          blobContentType: props.contentType,
-          blobContentDisposition: props.contentDisposition,
-          blobContentEncoding: props.contentEncoding,
-          blobContentLanguage: props.contentLanguage,
-          blobCacheControl: props.cacheControl,
+          ...(props.contentType !== undefined && { blobContentType: props.contentType }),
+          ...(props.contentDisposition !== undefined && { blobContentDisposition: props.contentDisposition }),
+          ...(props.contentEncoding !== undefined && { blobContentEncoding: props.contentEncoding }),
+          ...(props.contentLanguage !== undefined && { blobContentLanguage: props.contentLanguage }),
+          ...(props.cacheControl !== undefined && { blobCacheControl: props.cacheControl }),
         },
-        metadata: props.metadata === undefined ? undefined : { ...props.metadata },
+        ...(props.metadata !== undefined && { metadata: { ...props.metadata } }),
       });
     },
     remove: async (path) => {

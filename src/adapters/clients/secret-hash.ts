@@ -1,4 +1,5 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import type { SecretHasher } from '../../domain/ports.js';
 
 /**
  * Client secrets are stored as scrypt hashes (RFC 7914) in a self-describing string,
@@ -108,4 +109,23 @@ function deriveKey(
       else resolve(key);
     });
   });
+}
+
+/** The `SecretHasher` port over the scrypt functions above. */
+export class ScryptSecretHasher implements SecretHasher {
+  #decoy: Promise<string> | undefined;
+
+  verify(secret: string, hash: string): Promise<boolean> {
+    return verifySecret(secret, hash);
+  }
+
+  decoyHash(): Promise<string> {
+    // Made once, lazily, from a random secret that is then forgotten: no client can have it.
+    this.#decoy ??= hashSecret(generateSecret());
+    return this.#decoy;
+  }
+
+  fingerprint(hash: string): string {
+    return secretFingerprint(hash);
+  }
 }

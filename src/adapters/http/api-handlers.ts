@@ -1,6 +1,8 @@
 import type { Request, Response } from 'express';
 import type { Principal } from '../../domain/ports.js';
 import { handleDownload, type DownloadHandlerDependencies } from './download-handler.js';
+import { decodeRequestPath } from './grammar/request-path.js';
+import type { TokenResponse } from './token-endpoint.js';
 
 /** What a handler of one `openapi.yaml` operation gets once the request is validated and authenticated. */
 export interface OperationContext {
@@ -14,6 +16,8 @@ export interface OperationContext {
 export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   /** The contract itself, served at `/openapi.yaml` so subscribers can generate clients. */
   readonly openApiDocument: string;
+  /** Runs the client credentials grant for a token request. */
+  readonly issueToken: (req: Request) => Promise<TokenResponse>;
 }
 
 export type OperationHandler = (context: OperationContext) => Promise<void>;
@@ -31,16 +35,24 @@ function sendJson(res: Response, body: unknown): void {
   res.set('Cache-Control', jsonCacheControl).status(200).json(body);
 }
 
-/** One handler per `operationId` of `openapi.yaml`, except `issueToken` (see token-endpoint.ts). */
+/** One handler per `operationId` of `openapi.yaml`. */
 export function createOperationHandlers(deps: ApiHandlerDependencies): Record<string, OperationHandler> {
   const download: OperationHandler = (context) =>
     handleDownload(deps, context.req, context.res, principalOf(context), { symbol: context.params['symbol'] ?? '' });
 
-  /** `params.path` is the storage path, already decoded once and checked by `decodeRequestPath`. */
+  /** The storage path is the raw rest of the request path, decoded here exactly once. */
   const downloadByPath: OperationHandler = (context) =>
-    handleDownload(deps, context.req, context.res, principalOf(context), { path: context.params['path'] ?? '' });
+    handleDownload(deps, context.req, context.res, principalOf(context), {
+      path: decodeRequestPath(String(context.res.locals['rawStoragePath'] ?? '')),
+    });
 
   return {
+    async issueToken(context) {
+      const token = await deps.issueToken(context.req);
+      // RFC 6749 section 5.1: token responses must not be cached.
+      context.res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).status(200).json(token);
+    },
+
     async getCatalog(context) {
       const principal = principalOf(context);
       const catalog = await deps.files.catalog(principal);

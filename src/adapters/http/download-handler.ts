@@ -2,25 +2,27 @@ import { posix } from 'node:path';
 import contentDisposition from 'content-disposition';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { DownloadRequest } from '../../domain/download-policy.js';
 import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/file-access.js';
-import type { Principal } from '../../domain/ports.js';
-import type { DownloadLimiter } from './download-rate-limit.js';
-import { sendError, sendMappedError } from './error-mapping.js';
+import type { Clock, Principal } from '../../domain/ports.js';
+import { RequestRefused, sendError } from './error-responses.js';
+import { parseDownloadRequest } from './grammar/download-request.js';
+import type { DownloadLimiter } from './rate-limits.js';
 import { streamBody } from './stream-body.js';
 
 export interface DownloadHandlerDependencies {
   readonly files: FileAccess;
   readonly limiter: DownloadLimiter;
   readonly logger: Logger;
+  readonly clock: Clock;
 }
 
 /** Responses depend on the caller's entitlement: only the caller's own cache may keep them. */
 const downloadCacheControl = 'private';
 
 /**
- * `GET|HEAD /download/<symbol>` and `GET|HEAD /<path>`: asks the domain for a decision, then writes
- * exactly that decision. 304s are neither counted nor refused by the rate limit.
+ * `GET|HEAD /download/<symbol>` and `GET|HEAD /<path>`: parses the request's conditionals, asks the
+ * domain for a decision, then writes exactly that decision. 304s are neither counted nor refused by
+ * the rate limit.
  */
 export async function handleDownload(
   deps: DownloadHandlerDependencies,
@@ -32,12 +34,13 @@ export async function handleDownload(
   let prepared: PreparedDownload | undefined;
   let failure: unknown;
   try {
-    prepared = await deps.files.prepareDownload(principal, target, downloadRequestOf(req));
+    const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
+    prepared = await deps.files.prepareDownload(principal, target, request);
   } catch (error) {
     failure = error;
   }
   if (prepared?.decision.kind !== 'notModified' && (await deps.limiter(req, res, principal)) === 'limited') return;
-  if (prepared === undefined) return sendMappedError(res, failure, deps.logger, { clientId: principal.clientId });
+  if (prepared === undefined) return sendError(req, res, failure);
 
   const { decision, properties } = prepared;
   switch (decision.kind) {
@@ -46,10 +49,15 @@ export async function handleDownload(
       res.status(304).end();
       return;
     case 'preconditionFailed':
-      return sendError(res, 412, 'Precondition failed', decision.reason);
+      return sendError(req, res, new RequestRefused('precondition_failed', decision.reason));
     case 'rangeNotSatisfiable':
-      res.set('Content-Range', `bytes */${decision.size}`);
-      return sendError(res, 416, 'Range not satisfiable', `The requested range is not satisfiable for a file of ${decision.size} bytes`);
+      return sendError(
+        req,
+        res,
+        new RequestRefused('range_not_satisfiable', `The requested range is not satisfiable for a file of ${decision.size} bytes`, {
+          size: decision.size,
+        }),
+      );
     case 'full':
     case 'partial':
       break;
@@ -60,9 +68,15 @@ export async function handleDownload(
   res.once('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  // Open storage before any header is written, so a changed or vanished file still gets a clean error.
-  const content = req.method === 'HEAD' ? undefined : await openOrReport(deps, res, prepared, abort.signal, principal);
-  if (req.method !== 'HEAD' && content === undefined) return;
+  let content;
+  if (req.method !== 'HEAD') {
+    // Open storage before any header is written, so a changed or vanished file still gets a clean error.
+    try {
+      content = await deps.files.open(prepared, abort.signal);
+    } catch (error) {
+      return sendError(req, res, error);
+    }
+  }
 
   setValidators(res, prepared);
   // setHeader, not res.set: Express would append a charset to the blob's own content type.
@@ -71,7 +85,7 @@ export async function handleDownload(
   res.setHeader('Content-Length', String(length));
   res.setHeader('Accept-Ranges', 'bytes');
   if (decision.kind === 'partial') {
-    res.set('Content-Range', `bytes ${decision.range.start}-${decision.range.end}/${properties.size}`);
+    res.setHeader('Content-Range', `bytes ${decision.range.start}-${decision.range.end}/${properties.size}`);
   }
   res.status(decision.kind === 'partial' ? 206 : 200);
   if (content === undefined) {
@@ -81,23 +95,9 @@ export async function handleDownload(
   try {
     await streamBody(res, content, length);
   } catch (error) {
-    if (abort.signal.aborted) deps.logger.info({ clientId: principal.clientId, file: prepared.entry.fileName }, 'download cancelled by the client');
-    else deps.logger.error({ err: error, clientId: principal.clientId, file: prepared.entry.fileName }, 'download failed mid-stream; connection destroyed');
-  }
-}
-
-async function openOrReport(
-  deps: DownloadHandlerDependencies,
-  res: Response,
-  prepared: PreparedDownload,
-  signal: AbortSignal,
-  principal: Principal,
-) {
-  try {
-    return await deps.files.open(prepared, signal);
-  } catch (error) {
-    sendMappedError(res, error, deps.logger, { clientId: principal.clientId, file: prepared.entry.fileName });
-    return undefined;
+    const where = { clientId: principal.clientId, file: prepared.entry.fileName };
+    if (abort.signal.aborted) deps.logger.info(where, 'download cancelled by the client');
+    else deps.logger.error({ ...where, err: error }, 'download failed mid-stream; connection destroyed');
   }
 }
 
@@ -117,16 +117,4 @@ function setValidators(res: Response, prepared: PreparedDownload): void {
     'Last-Modified': prepared.properties.lastModified.toUTCString(),
     'Cache-Control': downloadCacheControl,
   });
-}
-
-function downloadRequestOf(req: Request): DownloadRequest {
-  return {
-    method: req.method === 'HEAD' ? 'HEAD' : 'GET',
-    ifMatch: req.get('if-match'),
-    ifNoneMatch: req.get('if-none-match'),
-    ifModifiedSince: req.get('if-modified-since'),
-    ifUnmodifiedSince: req.get('if-unmodified-since'),
-    range: req.get('range'),
-    ifRange: req.get('if-range'),
-  };
 }

@@ -1,26 +1,26 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import type { Operation } from 'openapi-backend';
+import type { Context } from 'openapi-backend';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
-import { InvalidPath } from '../../domain/errors.js';
+import type { ClientAuthentication } from '../../domain/client-authentication.js';
+import { InvalidToken } from '../../domain/errors.js';
 import type { FileAccess } from '../../domain/file-access.js';
-import type { ClientRegistry, Principal, TokenStore } from '../../domain/ports.js';
-import { decodeRequestPath } from '../../domain/storage-path.js';
+import type { Clock, Principal } from '../../domain/ports.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
-import { authenticateBearer } from './bearer-auth.js';
-import { createDownloadLimiter, type DownloadRateLimit } from './download-rate-limit.js';
-import { bearerRealm, sendError, sendMappedError } from './error-mapping.js';
-import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } from './openapi-contract.js';
-import { createTokenEndpoint, tokenBodyErrorHandler, type TokenThrottle } from './token-endpoint.js';
+import { RequestRefused, sendError } from './error-responses.js';
+import { parseBearerAuthorization } from './grammar/authorization.js';
+import { describeValidationErrors, rawPathOf, type OpenApi } from './openapi-contract.js';
+import { createDownloadLimiter, createTokenThrottles, type DownloadRateLimit, type TokenThrottle } from './rate-limits.js';
+import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
+import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 
 export interface HttpAppDependencies {
   readonly api: OpenApi;
   readonly openApiDocument: string;
   readonly files: FileAccess;
-  readonly tokens: TokenStore;
-  readonly registry: ClientRegistry;
+  readonly auth: ClientAuthentication;
+  readonly clock: Clock;
   readonly logger: Logger;
-  readonly tokenTtlSeconds: number;
   readonly tokenThrottle: TokenThrottle;
   readonly downloadRateLimit: DownloadRateLimit;
   /** Express's `trust proxy` setting, so throttling sees subscribers' addresses behind App Service. */
@@ -28,13 +28,11 @@ export interface HttpAppDependencies {
 }
 
 /**
- * First path segments that belong to the API. A storage path starting with one of them is never
- * served by path; its file is reached through `/download/<symbol>`.
+ * The Express app of the gateway. openapi-backend is the router: it matches every request to an
+ * operation of `openapi.yaml` (404 and 405 otherwise), authenticates it with the bearer security
+ * handler, then validates it (so a request without a valid token gets 401 whatever else is wrong
+ * with it), then runs the operation's handler. Every refusal is written by `error-responses.ts`.
  */
-export const reservedFirstSegments = new Set(['', 'oauth', 'catalog', 'list', 'count', 'info', 'download', 'health', 'openapi.yaml']);
-const byPathOperations = new Set(['downloadByPath', 'headDownloadByPath']);
-
-/** The Express app of the gateway: routing and validation from `openapi.yaml`, then the domain. */
 export function createHttpApp(deps: HttpAppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -56,128 +54,129 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
     }),
   );
 
-  app.post(
-    '/oauth/token',
-    ...createTokenEndpoint({
-      registry: deps.registry,
-      tokenStore: deps.tokens,
-      ttlSeconds: deps.tokenTtlSeconds,
-      throttle: deps.tokenThrottle,
-      logger: deps.logger,
-      validateRequest: (req) => {
-        const result = deps.api.validateRequest(toOpenApiRequest(req), 'issueToken');
-        return result.valid ? undefined : describeValidationErrors(result).join('; ');
-      },
-    }),
-  );
-  app.use(tokenBodyErrorHandler);
+  // The token endpoint's steps before its operation handler: the per-address throttle runs before
+  // the body is read; the per-client one needs the client id from the body.
+  const throttles = createTokenThrottles(deps.tokenThrottle, requestedClientId);
+  app.post('/oauth/token', throttles.perAddress, ...tokenRequestBodyParsers(), throttles.perClient);
 
-  const handlers = createOperationHandlers({
-    files: deps.files,
-    limiter: createDownloadLimiter(deps.downloadRateLimit),
-    logger: deps.logger,
-    openApiDocument: deps.openApiDocument,
-  });
-  app.use((req, res, next) => {
-    dispatch(deps, handlers, req, res).catch(next);
-  });
-
-  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    if (res.headersSent) return next(error);
-    sendMappedError(res, error, deps.logger);
+  app.use(createContractRouter(deps));
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    sendError(req, res, error);
   });
   return app;
 }
 
-async function dispatch(deps: HttpAppDependencies, handlers: Record<string, OperationHandler>, req: Request, res: Response): Promise<void> {
-  const rawPath = rawPathOf(req);
-  if (!rawPath.startsWith('/')) return sendError(res, 400, 'Bad request', 'The request target must be an absolute path');
-  const firstSegment = rawPath.slice(1).split('/')[0] ?? '';
+/** The Express middleware that hands every request to openapi-backend, wired to the gateway's handlers. */
+function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Response) => Promise<void> {
+  const { api } = deps;
+  const targetOf = createRequestTargeting(api);
+  const routeOf = createRouteMatcher(api);
+  const handlers = createOperationHandlers({
+    files: deps.files,
+    limiter: createDownloadLimiter(deps.downloadRateLimit),
+    logger: deps.logger,
+    clock: deps.clock,
+    openApiDocument: deps.openApiDocument,
+    issueToken: createTokenIssuer(deps.auth),
+  });
 
-  if (reservedFirstSegments.has(firstSegment)) {
-    const operation = matchApiOperation(deps.api, req.method, rawPath);
-    if (operation === undefined) return sendNoRoute(deps.api, req, res, rawPath);
-    return runOperation(deps, handlers, operation, req, res, rawPath);
-  }
-
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.set('Allow', 'GET, HEAD');
-    return sendError(res, 405, 'Method not allowed', `${req.method} is not allowed on files; use GET or HEAD`);
-  }
-  let storagePath: string;
-  try {
-    storagePath = decodeRequestPath(rawPath.slice(1));
-  } catch (error) {
-    if (error instanceof InvalidPath) return sendError(res, 400, 'Bad request', error.message);
-    throw error;
-  }
-  // openapi-backend templates match one segment: validate against the operation with the path as one encoded segment.
-  const operationId = req.method === 'HEAD' ? 'headDownloadByPath' : 'downloadByPath';
-  const operation = deps.api.getOperation(operationId);
-  if (operation === undefined) throw new Error(`openapi.yaml has no ${operationId} operation`);
-  return runOperation(deps, handlers, operation, req, res, `/${encodeURIComponent(storagePath)}`, { path: storagePath });
-}
-
-/** The API operation for a method and path; by-path downloads never count as one. */
-function matchApiOperation(api: OpenApi, method: string, rawPath: string): Operation | undefined {
-  try {
-    const operation = api.matchOperation({ method, path: rawPath, headers: {} });
-    return operation === undefined || byPathOperations.has(operation.operationId ?? '') ? undefined : operation;
-  } catch {
-    return undefined;
-  }
-}
-
-function sendNoRoute(api: OpenApi, req: Request, res: Response, rawPath: string): void {
-  const allowed = ['GET', 'HEAD', 'POST'].filter((method) => method !== req.method && matchApiOperation(api, method, rawPath) !== undefined);
-  if (allowed.length > 0) {
-    res.set('Allow', allowed.join(', '));
-    return sendError(res, 405, 'Method not allowed', `${req.method} is not allowed on ${rawPath}`);
-  }
-  sendError(res, 404, 'Not found', `No route ${req.method} ${rawPath}`);
-}
-
-async function runOperation(
-  deps: HttpAppDependencies,
-  handlers: Record<string, OperationHandler>,
-  operation: Operation,
-  req: Request,
-  res: Response,
-  validatedPath: string,
-  decodedParams?: Record<string, string>,
-): Promise<void> {
-  const request = toOpenApiRequest(req, validatedPath);
-  let params: Record<string, string>;
-  try {
-    const validation = deps.api.validateRequest(request, operation);
-    if (!validation.valid) {
-      return sendError(res, 400, 'Bad request', 'The request does not match the API contract', describeValidationErrors(validation));
+  const authenticate = async (req: Request): Promise<Principal> => {
+    const credentials = parseBearerAuthorization(req.get('authorization'));
+    if (credentials.kind === 'none') {
+      throw new RequestRefused('missing_token', 'A bearer token is required: get one from POST /oauth/token');
     }
-    params = decodedParams ?? (deps.api.router.parseRequest(request, operation).params as Record<string, string>);
-  } catch (error) {
-    if (error instanceof URIError) return sendError(res, 400, 'Bad request', 'The request path is not validly percent-encoded');
-    throw error;
-  }
+    if (credentials.kind === 'malformed') throw new InvalidToken('The Authorization header is not a well-formed bearer token');
+    return deps.auth.verifyToken(credentials.token);
+  };
 
-  let principal: Principal | undefined;
-  if (requiresBearer(deps.api, operation)) {
-    const authentication = await authenticateBearer(req, deps.tokens);
-    if (authentication.kind === 'missing') {
-      // RFC 6750 section 3.1: no error code when the request carried no credentials at all.
-      res.set('WWW-Authenticate', `Bearer realm="${bearerRealm}"`);
-      return sendError(res, 401, 'Unauthorized', 'A bearer token is required: get one from POST /oauth/token');
-    }
-    if (authentication.kind === 'rejected') return sendMappedError(res, authentication.error, deps.logger);
-    principal = authentication.principal;
+  type Handler = (context: Context, req: Request, res: Response) => Promise<void> | void;
+  const toApiHandler =
+    (handler: OperationHandler): Handler =>
+    (context, req, res) =>
+      handler({
+        req,
+        res,
+        principal: res.locals['principal'] as Principal | undefined,
+        params: context.request.params as Record<string, string>,
+      });
+
+  api.register({
+    ...Object.fromEntries(Object.entries(handlers).map(([operationId, handler]) => [operationId, toApiHandler(handler)])),
+    notFound: (_context: Context, req: Request, res: Response) =>
+      sendError(req, res, new RequestRefused('route_not_found', `No route ${req.method} ${rawPathOf(req)}`)),
+    methodNotAllowed: (_context: Context, req: Request, res: Response) => {
+      const rawPath = rawPathOf(req);
+      sendError(
+        req,
+        res,
+        new RequestRefused('method_not_allowed', `${req.method} is not allowed on ${rawPath}`, { allow: allowedMethods(routeOf, rawPath) }),
+      );
+    },
+    postRoutingHandler: (context: Context, _req: Request, res: Response) => {
+      // `/{path}` also matches a one-segment API path such as `/%63atalog`; those are no file.
+      const target = res.locals['target'] as RequestTarget;
+      if (context.operation !== undefined && byPathOperations.has(context.operation.operationId ?? '') && target.kind !== 'file') {
+        throw new RequestRefused('route_not_found', `No route ${context.request.method.toUpperCase()} ${target.matchPath}`);
+      }
+    },
+    unauthorizedHandler: (context: Context, req: Request, res: Response) => {
+      const result = (context.security as Record<string, { error?: unknown } | undefined>)['bearerAuth'];
+      sendError(req, res, result?.error ?? new RequestRefused('missing_token', 'A bearer token is required'));
+    },
+    validationFail: (context: Context, req: Request, res: Response) => {
+      const problems = describeValidationErrors(context.validation);
+      const isTokenRequest = context.operation?.operationId === 'issueToken';
+      sendError(
+        req,
+        res,
+        isTokenRequest
+          ? new RequestRefused('invalid_request', problems.join('; '), { oauth: true })
+          : new RequestRefused('invalid_request', 'The request does not match the API contract', { validation: problems }),
+      );
+    },
+  });
+  api.registerSecurityHandler('bearerAuth', async (_context: Context, req: Request, res: Response) => {
+    const principal = await authenticate(req);
     res.locals['principal'] = principal;
-  }
+    return principal;
+  });
 
-  const handler = handlers[operation.operationId ?? ''];
-  if (handler === undefined) throw new Error(`No handler for operation ${operation.operationId ?? '(unnamed)'}`);
-  await handler({ req, res, principal, params });
+  return async (req, res) => {
+    const rawPath = rawPathOf(req);
+    if (!rawPath.startsWith('/')) {
+      return sendError(req, res, new RequestRefused('invalid_request', 'The request target must be an absolute path'));
+    }
+    const target = targetOf(rawPath);
+    res.locals['target'] = target;
+    if (target.kind === 'file') res.locals['rawStoragePath'] = target.rawStoragePath;
+    try {
+      await api.handleRequest(
+        {
+          method: req.method,
+          path: target.matchPath,
+          headers: req.headers as Record<string, string | string[]>,
+          query: req.query as Record<string, string | string[]>,
+          ...(req.body !== undefined && { body: req.body as unknown }),
+        },
+        req,
+        res,
+      );
+    } catch (error) {
+      if (!(error instanceof URIError)) return sendError(req, res, error);
+      // openapi-backend decodes path parameters before its security handlers run; such a request
+      // still authenticates first, so that without a valid token it gets 401 like any other.
+      if (needsBearer(routeOf(req.method, rawPath)?.security)) {
+        try {
+          await authenticate(req);
+        } catch (authenticationFailure) {
+          return sendError(req, res, authenticationFailure);
+        }
+      }
+      sendError(req, res, new RequestRefused('invalid_request', 'The request path is not validly percent-encoded'));
+    }
+  };
 }
 
-function requiresBearer(api: OpenApi, operation: Operation): boolean {
-  const security = operation.security ?? api.definition.security ?? [];
-  return security.length > 0;
+function needsBearer(security: ReadonlyArray<Record<string, unknown>> | undefined): boolean {
+  return (security ?? []).some((requirement) => 'bearerAuth' in requirement);
 }

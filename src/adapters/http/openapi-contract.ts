@@ -24,7 +24,7 @@ export function toOpenApiRequest(req: Request, path = rawPathOf(req)): OpenApiRe
     method: req.method,
     path,
     headers: req.headers as OpenApiRequest['headers'],
-    query: req.query as OpenApiRequest['query'],
+    query: req.query as Exclude<OpenApiRequest['query'], undefined>,
     ...(req.body !== undefined && { body: req.body as unknown }),
   };
 }

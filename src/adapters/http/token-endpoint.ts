@@ -1,224 +1,192 @@
-import OAuth2Server, { OAuthError, Request as OAuthRequest, Response as OAuthResponse } from '@node-oauth/oauth2-server';
-import type { ClientCredentialsModel, Token } from '@node-oauth/oauth2-server';
-import express, { type NextFunction, type Request, type Response, type RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator, type Store } from 'express-rate-limit';
-import type { Logger } from 'pino';
-import type { ClientRecord, ClientRegistry, TokenStore } from '../../domain/ports.js';
-import { hashSecret, verifySecret } from '../clients/secret-hash.js';
-import { parseBasicCredentials } from './basic-credentials.js';
+import OAuth2Server, {
+  InvalidClientError,
+  InvalidGrantError,
+  InvalidRequestError,
+  InvalidScopeError,
+  OAuthError,
+  Request as OAuthRequest,
+  Response as OAuthResponse,
+  ServerError,
+  UnauthorizedClientError,
+  UnsupportedGrantTypeError,
+} from '@node-oauth/oauth2-server';
+import type { Client, ClientCredentialsModel, Token } from '@node-oauth/oauth2-server';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { ClientAuthentication, IssuedToken } from '../../domain/client-authentication.js';
+import { InvalidClient } from '../../domain/errors.js';
+import type { ClientRecord } from '../../domain/ports.js';
+import { RequestRefused, type HttpErrorCode } from './error-responses.js';
+import { parseBasicCredentials } from './grammar/authorization.js';
 
-export interface TokenThrottle {
-  /** Failed token requests allowed per client id within the window; ten times as many per address. */
-  readonly failuresPerClient: number;
-  readonly windowSeconds: number;
-  readonly store?: () => Store;
+/**
+ * `POST /oauth/token`: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4), run by
+ * `@node-oauth/oauth2-server` over a model whose client check is the domain's `ClientAuthentication`.
+ *
+ * Before the library: the body is read as a form or (a documented extension) a JSON object, and a
+ * request using two client authentication methods is refused (RFC 6749 section 2.3). After it: its
+ * errors become the contract's, by class (`invalid_client` always 401 with a challenge), and a
+ * failure of the registry the model hides in a `ServerError` is handed on as itself.
+ */
+
+interface GatewayClient extends Client {
+  readonly record: ClientRecord;
 }
 
-export interface TokenEndpointOptions {
-  readonly registry: ClientRegistry;
-  readonly tokenStore: TokenStore;
-  readonly ttlSeconds: number;
-  readonly throttle: TokenThrottle;
-  readonly logger: Logger;
-  /** Checks the request against `openapi.yaml`; returns what is wrong, or nothing. */
-  readonly validateRequest: (req: Request) => string | undefined;
+/** The body parsers of the token endpoint; a body they cannot read is an OAuth `invalid_request`. */
+export function tokenRequestBodyParsers(): RequestHandler[] {
+  const refuseUnreadable =
+    (parser: RequestHandler): RequestHandler =>
+    (req: Request, res: Response, next: NextFunction) => {
+      parser(req, res, (error?: unknown) => {
+        if (error === undefined) return next();
+        next(
+          new RequestRefused('invalid_request', 'The request body could not be read as a form or a JSON object', {
+            oauth: true,
+            cause: error,
+          }),
+        );
+      });
+    };
+  return [
+    refuseUnreadable(express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 20 })),
+    refuseUnreadable(express.json({ limit: '4kb' })),
+  ];
 }
 
-type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'unauthorized_client' | 'invalid_grant' | 'invalid_scope';
-
-interface ClientWithRecord {
-  id: string;
-  grants: string[];
-  record: ClientRecord;
+/** The client id a token request names, from HTTP Basic or the parsed body (for throttling and logs). */
+export function requestedClientId(req: Request): string | undefined {
+  const authorization = req.get('authorization');
+  if (authorization !== undefined) return parseBasicCredentials(authorization)?.clientId;
+  const body: unknown = req.body;
+  if (isRecord(body) && typeof body['client_id'] === 'string') return body['client_id'];
+  return undefined;
 }
 
-/** RFC 6749 section 5.1: token responses and their errors must not be cached. */
-function noStore(res: Response): void {
-  res.set('Cache-Control', 'no-store');
-  res.set('Pragma', 'no-cache');
-}
-
-function sendOAuthError(res: Response, status: 400 | 401, error: OAuthErrorCode, description: string): void {
-  noStore(res);
-  // RFC 9110 section 15.5.2: every 401 carries a challenge; RFC 6749 section 5.2 allows it to name
-  // the supported client authentication scheme even when the client authenticated in the body.
-  if (status === 401) res.set('WWW-Authenticate', 'Basic realm="data-file-gateway", charset="UTF-8"');
-  res.status(status).json({ error, error_description: description });
+export interface TokenResponse {
+  readonly access_token: string;
+  readonly token_type: 'Bearer';
+  readonly expires_in: number;
 }
 
 /**
- * `POST /oauth/token`: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4), on
- * `@node-oauth/oauth2-server`. This adapter adds what the contract wants beyond the library: JSON
- * bodies, `invalid_client` always as 401, one client authentication method per request, a fixed
- * `expires_in`, and throttling of failed attempts per client id and per address.
+ * Runs the grant for an Express request whose body the parsers above have read and `openapi.yaml`
+ * has validated. Resolves to the token response; throws a `RequestRefused` or domain error that the
+ * error renderer writes.
  */
-export function createTokenEndpoint(options: TokenEndpointOptions): RequestHandler[] {
+export function createTokenIssuer(auth: ClientAuthentication): (req: Request) => Promise<TokenResponse> {
+  // The library needs the lifetime to compute `accessTokenExpiresAt`; the token itself, and the
+  // `expires_in` answered, come from the domain's `IssuedToken`.
+  const issued = new Map<string, IssuedToken>();
   const server = new OAuth2Server({
-    model: oauthModel(options),
-    accessTokenLifetime: options.ttlSeconds,
+    model: oauthModel(auth, issued),
+    accessTokenLifetime: auth.tokenLifetimeSeconds,
     requireClientAuthentication: { client_credentials: true },
   });
 
-  const throttled = (name: string, limit: number, key: (req: Request) => string) =>
-    rateLimit({
-      windowMs: options.throttle.windowSeconds * 1000,
-      limit,
-      identifier: name,
-      standardHeaders: false,
-      legacyHeaders: false,
-      skipSuccessfulRequests: true,
-      keyGenerator: key,
-      ...(options.throttle.store !== undefined && { store: options.throttle.store() }),
-      handler: (req, res) => {
-        const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-        const retryAfter = resetTime === undefined ? options.throttle.windowSeconds : Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
-        options.logger.warn({ limiter: name, clientId: requestedClientId(req) }, 'token requests throttled after repeated failures');
-        res.set('Retry-After', String(retryAfter));
-        noStore(res);
-        res.status(429).json({ error: 'Too many requests', message: `Too many failed token requests; retry in ${retryAfter} seconds` });
-      },
-    });
-
-  const parseBody: RequestHandler[] = [
-    express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 20 }),
-    express.json({ limit: '4kb' }),
-  ];
-
-  const handle = async (req: Request, res: Response): Promise<void> => {
-    const problem = options.validateRequest(req);
-    if (problem !== undefined) return sendOAuthError(res, 400, 'invalid_request', problem);
-    const body: unknown = req.body;
-    if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return sendOAuthError(res, 400, 'invalid_request', 'The body must be application/x-www-form-urlencoded or a JSON object');
-    }
-    const fields = body as Record<string, unknown>;
-    const nonString = Object.entries(fields).find(([, value]) => typeof value !== 'string');
-    if (nonString !== undefined) return sendOAuthError(res, 400, 'invalid_request', `Parameter "${nonString[0]}" must be a string`);
-
-    // Only the client credentials grant exists here. Checked before the client's credentials, so
-    // other grants get `unsupported_grant_type` (RFC 6749 section 5.2) and junk costs no scrypt.
-    const grantType = fields['grant_type'];
-    if (grantType === undefined || grantType === '') return sendOAuthError(res, 400, 'invalid_request', 'Missing parameter: grant_type');
-    if (grantType !== 'client_credentials') {
-      return sendOAuthError(res, 400, 'unsupported_grant_type', 'Only the client_credentials grant is supported');
-    }
-
+  return async (req) => {
+    const fields = bodyFields(req);
     const authorization = req.get('authorization');
     const basic = authorization === undefined ? undefined : parseBasicCredentials(authorization);
     if (authorization !== undefined && basic === undefined) {
-      return sendOAuthError(res, 401, 'invalid_client', 'The Authorization header is not valid HTTP Basic client authentication');
+      throw new InvalidClient('The Authorization header is not valid HTTP Basic client authentication');
     }
     // RFC 6749 section 2.3: a client must not use more than one authentication method per request.
     if (basic !== undefined && (fields['client_secret'] !== undefined || (fields['client_id'] !== undefined && fields['client_id'] !== basic.clientId))) {
-      return sendOAuthError(res, 400, 'invalid_request', 'Use either HTTP Basic or client_id/client_secret in the body, not both');
+      throw new RequestRefused('invalid_request', 'Use either HTTP Basic or client_id/client_secret in the body, not both', { oauth: true });
     }
-
     // The library reads form bodies only, and Basic credentials without the RFC's form-decoding:
     // hand it both as form parameters.
-    const { authorization: _authorization, ...headers } = flattenHeaders(req);
+    const form = basic === undefined ? fields : { ...fields, client_id: basic.clientId, client_secret: basic.clientSecret };
     const oauthRequest = new OAuthRequest({
       method: 'POST',
       query: {},
-      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
-      body: basic === undefined ? fields : { ...fields, client_id: basic.clientId, client_secret: basic.clientSecret },
+      // The library checks the media type the way type-is does: a body must be announced.
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'content-length': String(new URLSearchParams(form).toString().length),
+      },
+      body: form,
     });
+    let token: Token;
     try {
-      const token = (await server.token(oauthRequest, new OAuthResponse())) as Token;
-      noStore(res);
-      res.status(200).json({ access_token: token.accessToken, token_type: 'Bearer', expires_in: options.ttlSeconds });
-      options.logger.info({ clientId: (token.client as ClientWithRecord).id }, 'token issued');
+      token = await server.token(oauthRequest, new OAuthResponse());
     } catch (error) {
-      if (!(error instanceof OAuthError)) throw error;
-      const { status, code, description } = translateOAuthError(error);
-      if (code === 'invalid_client') options.logger.warn({ clientId: requestedClientId(req) }, 'token refused: invalid client');
-      sendOAuthError(res, status, code, description);
+      throw contractError(error);
     }
+    const issuedToken = issued.get(token.accessToken);
+    issued.delete(token.accessToken);
+    if (issuedToken === undefined) throw new Error('The token model did not record the token it issued');
+    return { access_token: issuedToken.accessToken, token_type: 'Bearer', expires_in: issuedToken.expiresIn };
   };
-
-  return [
-    throttled('token-failures-per-address', options.throttle.failuresPerClient * 10, (req) => ipKeyGenerator(req.ip ?? '')),
-    ...parseBody,
-    throttled('token-failures-per-client', options.throttle.failuresPerClient, (req) => `client:${requestedClientId(req) ?? ''}`),
-    (req, res, next) => {
-      handle(req, res).catch(next);
-    },
-  ];
 }
 
-/** Body parser failures (malformed JSON, oversized or badly encoded bodies) on the token endpoint. */
-export function tokenBodyErrorHandler(error: unknown, req: Request, res: Response, next: NextFunction): void {
-  if (req.path !== '/oauth/token' || res.headersSent) return next(error);
-  const status = (error as { status?: unknown }).status;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    return sendOAuthError(res, 400, 'invalid_request', 'The request body could not be read as a form or a JSON object');
-  }
-  next(error);
-}
-
-function oauthModel(options: TokenEndpointOptions): ClientCredentialsModel {
-  // Unknown clients still cost one scrypt verification, so response times do not reveal which ids exist.
-  const decoyHash = hashSecret('decoy secret that no client has');
+function oauthModel(auth: ClientAuthentication, issued: Map<string, IssuedToken>): ClientCredentialsModel {
   return {
     async getClient(clientId: string, clientSecret: string) {
-      const client = await options.registry.find(clientId);
-      const matches = await verifySecret(clientSecret, client?.secretHash ?? (await decoyHash));
-      if (client === undefined || !matches || !client.enabled) return false;
-      const found: ClientWithRecord = { id: client.clientId, grants: ['client_credentials'], record: client };
-      return found;
+      try {
+        const record = await auth.authenticate(clientId, clientSecret);
+        const client: GatewayClient = { id: record.clientId, grants: ['client_credentials'], record };
+        return client;
+      } catch (error) {
+        // The library turns a falsy client into its `invalid_client` error.
+        if (error instanceof InvalidClient) return false;
+        throw error;
+      }
     },
     async getUserFromClient(client) {
+      // The client credentials grant acts for the client itself (RFC 6749 section 4.4).
       return { id: client.id };
     },
     async generateAccessToken(client) {
-      return (await options.tokenStore.issue((client as ClientWithRecord).record)).accessToken;
+      const token = await auth.issueToken((client as GatewayClient).record);
+      issued.set(token.accessToken, token);
+      return token.accessToken;
     },
     async saveToken(token, client, user) {
       return { ...token, client, user };
     },
     async getAccessToken() {
+      // Bearer tokens are verified by `ClientAuthentication`, never through the library.
       return false;
     },
   };
 }
 
-function translateOAuthError(error: OAuthError): { status: 400 | 401; code: OAuthErrorCode; description: string } {
-  const description = error.message;
-  switch (error.name) {
-    case 'invalid_client':
-      return { status: 401, code: 'invalid_client', description: 'Client authentication failed: unknown client, wrong secret or disabled client' };
-    case 'invalid_request':
-      // A secret with characters no secret can have is simply a wrong secret.
-      if (description.includes('`client_secret`') && description.startsWith('Invalid parameter')) {
-        return { status: 401, code: 'invalid_client', description: 'Client authentication failed: unknown client, wrong secret or disabled client' };
-      }
-      return { status: 400, code: 'invalid_request', description };
-    case 'unsupported_grant_type':
-    case 'unauthorized_client':
-    case 'invalid_grant':
-    case 'invalid_scope':
-      return { status: 400, code: error.name, description };
-    default:
-      // The library wraps the model's own failures (registry unreadable, storage down) in a
-      // server_error: hand the original to the error mapping, which knows what it means.
-      throw (error as OAuthError & { inner?: unknown }).inner ?? error;
+/** The library's errors, by class, as the contract's; a `ServerError` hands on what the model threw. */
+function contractError(error: unknown): unknown {
+  if (!(error instanceof OAuthError)) return error;
+  if (error instanceof ServerError) return (error as ServerError & { inner?: unknown }).inner ?? error;
+  if (error instanceof InvalidClientError) {
+    return new InvalidClient('Client authentication failed: unknown client, wrong secret or disabled client');
   }
+  const codes: ReadonlyArray<[new (...args: never[]) => OAuthError, HttpErrorCode]> = [
+    [InvalidRequestError, 'invalid_request'],
+    [UnsupportedGrantTypeError, 'unsupported_grant_type'],
+    // Every client may use client_credentials, the only grant this server offers; the library's
+    // other built-in grants (password, authorization_code, refresh_token) reach no client, so its
+    // "client not authorized for this grant" means, here, that the grant type is not supported.
+    [UnauthorizedClientError, 'unsupported_grant_type'],
+    [InvalidGrantError, 'invalid_grant'],
+    [InvalidScopeError, 'invalid_scope'],
+  ];
+  const code = codes.find(([type]) => error instanceof type)?.[1];
+  return code === undefined ? error : new RequestRefused(code, error.message, { oauth: true, cause: error });
 }
 
-function requestedClientId(req: Request): string | undefined {
-  const authorization = req.get('authorization');
-  if (authorization !== undefined) return parseBasicCredentials(authorization)?.clientId;
+/** The body's parameters, all strings; anything else is an OAuth `invalid_request`. */
+function bodyFields(req: Request): Record<string, string> {
   const body: unknown = req.body;
-  if (body !== null && typeof body === 'object' && typeof (body as Record<string, unknown>)['client_id'] === 'string') {
-    return (body as Record<string, string>)['client_id'];
+  if (!isRecord(body)) {
+    throw new RequestRefused('invalid_request', 'The body must be application/x-www-form-urlencoded or a JSON object', { oauth: true });
   }
-  return undefined;
+  const fields: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value !== 'string') throw new RequestRefused('invalid_request', `Parameter "${name}" must be a string`, { oauth: true });
+    fields[name] = value;
+  }
+  return fields;
 }
 
-function flattenHeaders(req: Request): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (typeof value === 'string') headers[name] = value;
-    else if (Array.isArray(value)) headers[name] = value.join(', ');
-  }
-  return headers;
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

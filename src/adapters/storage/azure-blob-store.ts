@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { DefaultAzureCredential } from '@azure/identity';
 import { ContainerClient, RestError, type StoragePipelineOptions } from '@azure/storage-blob';
-import { ContentChanged, GatewayError, NotFound, StorageUnavailable } from '../../domain/errors.js';
+import { ContentChanged, GatewayError, FileNotFound, StorageUnavailable } from '../../domain/errors.js';
 import type {
   BlobContent,
   BlobProperties,
@@ -10,6 +10,7 @@ import type {
   BlobSummary,
 } from '../../domain/ports.js';
 import { validateStoragePath } from '../../domain/storage-path.js';
+import { EXISTENCE_CHECK, findExistingBlobs } from './existing-blobs.js';
 import { validateStoragePrefix } from './storage-prefix.js';
 
 /** Options of the factories; tests turn `retryOptions.maxTries` down to fail fast. */
@@ -21,11 +22,10 @@ export interface StoreTimeouts {
    * listing) before the call fails with a retryable `StorageUnavailable`. The SDK's own
    * `tryTimeoutInMs` only asks the service to time out; it never gives up on a silent connection.
    */
-  readonly responseTimeoutMs?: number;
+  readonly responseTimeoutMs: number;
 }
 
 const LIST_PAGE_SIZE = 5000;
-const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 
 /** A deadline that aborts a call unless `clear`ed (or `extend`ed) in time, combined with the caller's own signal. */
 function deadline(timeoutMs: number, callerSignal?: AbortSignal) {
@@ -46,9 +46,9 @@ export class AzureBlobStore implements BlobStore {
   readonly #container: ContainerClient;
   readonly #responseTimeoutMs: number;
 
-  constructor(container: ContainerClient, timeouts: StoreTimeouts = {}) {
+  constructor(container: ContainerClient, timeouts: StoreTimeouts) {
     this.#container = container;
-    this.#responseTimeoutMs = timeouts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS;
+    this.#responseTimeoutMs = timeouts.responseTimeoutMs;
   }
 
   async getProperties(path: string): Promise<BlobProperties | undefined> {
@@ -56,18 +56,20 @@ export class AzureBlobStore implements BlobStore {
     const timeout = deadline(this.#responseTimeoutMs);
     try {
       const response = await blob.getProperties({ abortSignal: timeout.signal });
-      return {
-        path,
-        size: requireField(response.contentLength, 'Content-Length'),
-        etag: requireField(response.etag, 'ETag'),
-        lastModified: requireField(response.lastModified, 'Last-Modified'),
+      const optional = {
         contentType: response.contentType,
         contentDisposition: response.contentDisposition,
         contentEncoding: response.contentEncoding,
         contentLanguage: response.contentLanguage,
         cacheControl: response.cacheControl,
-        contentMd5:
-          response.contentMD5 === undefined ? undefined : Buffer.from(response.contentMD5).toString('base64'),
+        contentMd5: response.contentMD5 === undefined ? undefined : Buffer.from(response.contentMD5).toString('base64'),
+      };
+      return {
+        path,
+        size: requireField(response.contentLength, 'Content-Length'),
+        etag: requireField(response.etag, 'ETag'),
+        lastModified: requireField(response.lastModified, 'Last-Modified'),
+        ...withoutUndefined(optional),
         metadata: { ...response.metadata },
       };
     } catch (error) {
@@ -81,7 +83,7 @@ export class AzureBlobStore implements BlobStore {
   async *list(prefix: string): AsyncIterable<BlobSummary> {
     const timeout = deadline(this.#responseTimeoutMs);
     const pages = this.#container
-      .listBlobsFlat({ prefix: validateStoragePrefix(prefix) || undefined, abortSignal: timeout.signal })
+      .listBlobsFlat({ ...(prefix !== '' && { prefix: validateStoragePrefix(prefix) }), abortSignal: timeout.signal })
       .byPage({ maxPageSize: LIST_PAGE_SIZE });
     try {
       for await (const page of pages) {
@@ -100,6 +102,10 @@ export class AzureBlobStore implements BlobStore {
     } finally {
       timeout.clear();
     }
+  }
+
+  existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>> {
+    return findExistingBlobs(this, paths, EXISTENCE_CHECK);
   }
 
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
@@ -137,7 +143,7 @@ export class AzureBlobStore implements BlobStore {
   async #changedOrGone(path: string, conditionFailure: RestError): Promise<Error> {
     try {
       if ((await this.getProperties(path)) === undefined) {
-        return new NotFound(`No blob at ${JSON.stringify(path)}`, { cause: conditionFailure });
+        return new FileNotFound(`No blob at ${JSON.stringify(path)}`, { cause: conditionFailure });
       }
     } catch {
       // Storage failed on the second question; the answer to the first one still stands.
@@ -189,7 +195,7 @@ function failuresAsStorageUnavailable(
 export function fromConnectionString(
   connectionString: string,
   container: string,
-  { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions = {},
+  { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions,
 ): AzureBlobStore {
   return new AzureBlobStore(new ContainerClient(connectionString, container, pipeline), { responseTimeoutMs });
 }
@@ -202,7 +208,7 @@ export function fromConnectionString(
 export function fromAccountUrl(
   accountUrl: string,
   container: string,
-  { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions = {},
+  { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions,
 ): AzureBlobStore {
   const containerUrl = `${accountUrl.replace(/\/+$/, '')}/${container}`;
   return new AzureBlobStore(new ContainerClient(containerUrl, new DefaultAzureCredential(), pipeline), { responseTimeoutMs });
@@ -238,7 +244,7 @@ function toDomainError(error: unknown, path: string, signal?: AbortSignal): Erro
   if (!isRestError(error)) {
     return new StorageUnavailable(`Azure Storage failed on ${where}`, { cause: error, retryable: false });
   }
-  if (isBlobNotFound(error)) return new NotFound(`No blob at ${where}`, { cause: error });
+  if (isBlobNotFound(error)) return new FileNotFound(`No blob at ${where}`, { cause: error });
   const status = error.statusCode;
   // 416: the blob shrank below a range that was valid for the version checked, so it is a new version.
   if (status === 412 || status === 416) {
@@ -255,4 +261,9 @@ function requireField<T>(value: T | undefined, name: string): T {
     throw new StorageUnavailable(`Azure Storage sent no ${name}`, { retryable: false });
   }
   return value;
+}
+
+/** `values` without its `undefined` properties: absent HTTP properties stay absent. */
+function withoutUndefined<T extends Record<string, string | undefined>>(values: T): { [K in keyof T]?: string } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as { [K in keyof T]?: string };
 }

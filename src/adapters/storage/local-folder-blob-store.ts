@@ -1,7 +1,7 @@
 import type { BigIntStats, Dirent } from 'node:fs';
 import { open, opendir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { extname, join, sep } from 'node:path';
-import { ContentChanged, NotFound, StorageUnavailable } from '../../domain/errors.js';
+import { ContentChanged, FileNotFound, StorageUnavailable } from '../../domain/errors.js';
 import type {
   BlobContent,
   BlobProperties,
@@ -10,6 +10,7 @@ import type {
   BlobSummary,
 } from '../../domain/ports.js';
 import { validateStoragePath } from '../../domain/storage-path.js';
+import { EXISTENCE_CHECK, findExistingBlobs } from './existing-blobs.js';
 import { validateStoragePrefix } from './storage-prefix.js';
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -61,20 +62,24 @@ export class LocalFolderBlobStore implements BlobStore {
     yield* this.#walk(start, folder, namePrefix);
   }
 
+  existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>> {
+    return findExistingBlobs(this, paths, EXISTENCE_CHECK);
+  }
+
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
     const file = await this.#resolveInsideRoot(validateStoragePath(path));
-    if (file === undefined) throw new NotFound(`No file at ${JSON.stringify(path)}`);
+    if (file === undefined) throw new FileNotFound(`No file at ${JSON.stringify(path)}`);
     let handle: FileHandle;
     try {
       handle = await open(file, 'r');
     } catch (error) {
-      if (isAbsent(error)) throw new NotFound(`No file at ${JSON.stringify(path)}`, { cause: error });
+      if (isAbsent(error)) throw new FileNotFound(`No file at ${JSON.stringify(path)}`, { cause: error });
       throw unavailable(error, path);
     }
     try {
       // The ETag comes from the opened handle, so the bytes streamed belong to the version checked.
       const stats = await handle.stat({ bigint: true });
-      if (!stats.isFile()) throw new NotFound(`No file at ${JSON.stringify(path)}`);
+      if (!stats.isFile()) throw new FileNotFound(`No file at ${JSON.stringify(path)}`);
       if (etagOf(stats) !== options.ifMatch) {
         throw new ContentChanged(`The file at ${JSON.stringify(path)} is no longer ${options.ifMatch}`);
       }
@@ -86,7 +91,7 @@ export class LocalFolderBlobStore implements BlobStore {
       return handle.createReadStream({ start: range.start, end: range.end, signal: options.signal });
     } catch (error) {
       await handle.close();
-      if (error instanceof NotFound || error instanceof ContentChanged) throw error;
+      if (error instanceof FileNotFound || error instanceof ContentChanged) throw error;
       throw unavailable(error, path);
     }
   }
@@ -139,12 +144,13 @@ export class LocalFolderBlobStore implements BlobStore {
 }
 
 function propertiesOf(path: string, stats: BigIntStats): BlobProperties {
+  const contentType = CONTENT_TYPES[extname(path).toLowerCase()];
   return {
     path,
     size: Number(stats.size),
     etag: etagOf(stats),
     lastModified: stats.mtime,
-    contentType: CONTENT_TYPES[extname(path).toLowerCase()],
+    ...(contentType !== undefined && { contentType }),
     metadata: {},
   };
 }

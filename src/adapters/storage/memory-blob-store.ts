@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ContentChanged, NotFound } from '../../domain/errors.js';
+import { ContentChanged, FileNotFound } from '../../domain/errors.js';
 import type {
   BlobContent,
   BlobProperties,
@@ -72,11 +72,22 @@ export class MemoryBlobStore implements BlobStore {
     }
   }
 
+  async existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>> {
+    const found = new Map<string, BlobSummary>();
+    for (const path of paths) {
+      const properties = await this.getProperties(path);
+      if (properties === undefined) continue;
+      const { size, etag, lastModified } = properties;
+      found.set(path, { path, size, etag, lastModified });
+    }
+    return found;
+  }
+
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
     validateStoragePath(path);
     options.signal?.throwIfAborted();
     const blob = this.#blobs.get(path);
-    if (blob === undefined) throw new NotFound(`No blob at ${JSON.stringify(path)}`);
+    if (blob === undefined) throw new FileNotFound(`No blob at ${JSON.stringify(path)}`);
     if (blob.properties.etag !== options.ifMatch) {
       throw new ContentChanged(`The blob at ${JSON.stringify(path)} is no longer ${options.ifMatch}`);
     }

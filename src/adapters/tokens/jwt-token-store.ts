@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { InvalidToken } from '../../domain/errors.js';
-import type { ClientRecord, ClientRegistry, Clock, IssuedToken, Principal, TokenStore } from '../../domain/ports.js';
-import { secretFingerprint } from '../clients/secret-hash.js';
+import type { Clock, TokenClaims, TokenStore } from '../../domain/ports.js';
 
 export interface JwtTokenStoreOptions {
   /** HMAC key shared by every gateway instance, at least 32 bytes. */
   readonly signingKey: Uint8Array;
-  readonly ttlSeconds: number;
-  readonly registry: ClientRegistry;
   readonly clock: Clock;
 }
 
@@ -17,53 +14,52 @@ const audience = 'data-file-gateway';
 /** RFC 9068 section 2.1: the media type of JWT access tokens. */
 const tokenType = 'at+jwt';
 const algorithm = 'HS256';
+/** The claim carrying the fingerprint of the client's secret hash. */
+const fingerprintClaim = 'sfp';
 
 /**
  * Self-contained bearer tokens: HS256-signed JWTs that any instance holding the same key can verify.
- * Each token carries a fingerprint of its client's secret hash, and verification checks the registry,
- * so disabling a client, removing it or rotating its secret revokes its tokens at once.
+ * This adapter only signs and checks signatures, lifetimes and the claims' shape; whether the
+ * token's client is still active is `ClientAuthentication`'s decision.
  */
 export class JwtTokenStore implements TokenStore {
   constructor(private readonly options: JwtTokenStoreOptions) {
     if (options.signingKey.byteLength < 32) throw new Error('The token signing key must be at least 32 bytes');
   }
 
-  async issue(client: ClientRecord): Promise<IssuedToken> {
+  async issue(claims: TokenClaims, lifetimeSeconds: number): Promise<string> {
     const issuedAt = Math.floor(this.options.clock.now().getTime() / 1000);
-    const accessToken = await new SignJWT({ sfp: secretFingerprint(client.secretHash) })
+    return new SignJWT({ [fingerprintClaim]: claims.secretFingerprint })
       .setProtectedHeader({ alg: algorithm, typ: tokenType })
       .setIssuer(issuer)
       .setAudience(audience)
-      .setSubject(client.clientId)
+      .setSubject(claims.clientId)
       .setJti(randomUUID())
       .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + this.options.ttlSeconds)
+      .setExpirationTime(issuedAt + lifetimeSeconds)
       .sign(this.options.signingKey);
-    return { accessToken, expiresIn: this.options.ttlSeconds };
   }
 
-  async verify(token: string): Promise<Principal> {
-    let clientId: string;
-    let fingerprint: unknown;
+  async verify(token: string): Promise<TokenClaims> {
     try {
       const { payload } = await jwtVerify(token, this.options.signingKey, {
         algorithms: [algorithm],
         typ: tokenType,
         issuer,
         audience,
-        requiredClaims: ['sub', 'exp', 'iat'],
+        requiredClaims: ['sub', 'exp', 'iat', fingerprintClaim],
         currentDate: this.options.clock.now(),
         clockTolerance: 0,
       });
-      clientId = payload.sub ?? '';
-      fingerprint = payload['sfp'];
+      const fingerprint = payload[fingerprintClaim];
+      if (typeof payload.sub !== 'string' || typeof fingerprint !== 'string') {
+        throw new InvalidToken('The token is malformed or not issued by this gateway');
+      }
+      return { clientId: payload.sub, secretFingerprint: fingerprint };
     } catch (error) {
+      if (error instanceof InvalidToken) throw error;
       throw new InvalidToken(describeJoseFailure(error), { cause: error });
     }
-    const client = await this.options.registry.find(clientId);
-    if (client === undefined || !client.enabled) throw new InvalidToken('The token was revoked');
-    if (fingerprint !== secretFingerprint(client.secretHash)) throw new InvalidToken('The token was revoked');
-    return { clientId: client.clientId, indexPath: client.indexPath };
   }
 }
 

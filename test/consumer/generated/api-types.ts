@@ -232,15 +232,15 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description RFC 6749 section 4.4.2 token request. Every property is optional here so that the
-         *     endpoint itself answers a malformed request with an RFC 6749 error.
+         * @description RFC 6749 section 4.4.2 token request. A request that does not match this schema is
+         *     answered with an RFC 6749 `invalid_request` error.
          */
         TokenRequest: {
             /**
              * @description Must be `client_credentials`.
              * @example client_credentials
              */
-            grant_type?: string;
+            grant_type: string;
             /**
              * @description The client id, when not sent with HTTP Basic.
              * @example acme
@@ -263,34 +263,51 @@ export interface components {
              */
             expires_in: number;
         };
-        /** @description RFC 6749 section 5.2 error response. */
+        /**
+         * @description RFC 6749 section 5.2 error response, plus `code`, which always equals `error` (so that
+         *     every error body of this API has a `code`).
+         */
         OAuthError: {
             /** @enum {string} */
             error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
             error_description: string;
+            /**
+             * @description The same value as `error`.
+             * @enum {string}
+             */
+            code: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
         };
         /**
          * @description The body of every error except the token endpoint's `400`/`401`. `error` is the
-         *     status's reason phrase:
+         *     status's reason phrase; `code` is a stable, machine-readable reason that programs should
+         *     branch on (new codes may be added; a code never changes meaning):
          *
-         *     | status | `error` |
-         *     | --- | --- |
-         *     | 400 | `Bad request` |
-         *     | 401 | `Unauthorized` |
-         *     | 403 | `Access denied` |
-         *     | 404 | `Not found` |
-         *     | 412 | `Precondition failed` |
-         *     | 416 | `Range not satisfiable` |
-         *     | 429 | `Too many requests` |
-         *     | 500 | `Internal error` |
-         *     | 502 | `Bad gateway` |
-         *     | 503 | `Service unavailable` |
+         *     | status | `error` | `code` |
+         *     | --- | --- | --- |
+         *     | 400 | `Bad request` | `invalid_request` (the request does not match this contract), `invalid_path` (an unsafe storage path) |
+         *     | 401 | `Unauthorized` | `missing_token` (no bearer token), `invalid_token` (malformed, forged, expired or revoked) |
+         *     | 403 | `Access denied` | `not_entitled` (not in the caller's index) |
+         *     | 404 | `Not found` | `file_not_found` (in the index, not in storage), `catalog_not_found` (the caller has no index), `route_not_found` |
+         *     | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
+         *     | 408 | `Request timeout` | `request_timeout` |
+         *     | 412 | `Precondition failed` | `precondition_failed` |
+         *     | 416 | `Range not satisfiable` | `range_not_satisfiable` |
+         *     | 429 | `Too many requests` | `rate_limited` (with `Retry-After`) |
+         *     | 431 | `Request header fields too large` | `headers_too_large` |
+         *     | 500 | `Internal error` | `index_malformed` (the caller's index cannot be read), `internal_error` |
+         *     | 502 | `Bad gateway` | `storage_failed` |
+         *     | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), both with `Retry-After` |
          */
         Error: {
             /** @enum {string} */
-            error: "Bad request" | "Unauthorized" | "Access denied" | "Not found" | "Precondition failed" | "Range not satisfiable" | "Too many requests" | "Internal error" | "Bad gateway" | "Service unavailable";
+            error: "Bad request" | "Unauthorized" | "Access denied" | "Not found" | "Method not allowed" | "Request timeout" | "Precondition failed" | "Range not satisfiable" | "Too many requests" | "Request header fields too large" | "Internal error" | "Bad gateway" | "Service unavailable";
             /** @description Human-readable detail, safe to show to the caller. */
             message: string;
+            /**
+             * @description Stable, machine-readable reason (see the table above).
+             * @enum {string}
+             */
+            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed";
             /** @description Validation failures, on some `400` responses only. */
             details?: string[];
         };
@@ -409,8 +426,9 @@ export interface components {
         /**
          * @description The token request is invalid (RFC 6749 section 5.2): `invalid_request` (missing
          *     `grant_type` or client id, malformed or wrongly typed body, two client authentication
-         *     methods) or `unsupported_grant_type` (any grant but `client_credentials`). The grant type
-         *     is checked before the client's credentials.
+         *     methods) or `unsupported_grant_type` (any grant but `client_credentials`). The client's
+         *     credentials are checked first (RFC 6749 section 3.2.1), so a request with a wrong secret
+         *     gets `401 invalid_client` whatever its grant type.
          */
         TokenBadRequest: {
             headers: {
@@ -422,7 +440,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "unsupported_grant_type",
-                 *       "error_description": "Only the client_credentials grant is supported"
+                 *       "error_description": "Unsupported grant type: `grant_type` is invalid",
+                 *       "code": "unsupported_grant_type"
                  *     }
                  */
                 "application/json": components["schemas"]["OAuthError"];
@@ -444,7 +463,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "invalid_client",
-                 *       "error_description": "Client authentication failed"
+                 *       "error_description": "Client authentication failed",
+                 *       "code": "invalid_client"
                  *     }
                  */
                 "application/json": components["schemas"]["OAuthError"];
@@ -463,7 +483,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Too many requests",
-                 *       "message": "Too many token requests, retry in 30 seconds"
+                 *       "message": "Too many token requests, retry in 30 seconds",
+                 *       "code": "rate_limited"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -483,6 +504,7 @@ export interface components {
                  * @example {
                  *       "error": "Bad request",
                  *       "message": "Invalid request parameters",
+                 *       "code": "invalid_request",
                  *       "details": [
                  *         "query/limit must be <= 10000"
                  *       ]
@@ -501,7 +523,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Unauthorized",
-                 *       "message": "The access token expired"
+                 *       "message": "The access token expired",
+                 *       "code": "invalid_token"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -516,7 +539,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Access denied",
-                 *       "message": "PETR4 is not in your subscription"
+                 *       "message": "PETR4 is not in your subscription",
+                 *       "code": "not_entitled"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -531,7 +555,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Not found",
-                 *       "message": "PETR4.csv is not available"
+                 *       "message": "PETR4.csv is not available",
+                 *       "code": "file_not_found"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -546,7 +571,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Not found",
-                 *       "message": "catalog not found"
+                 *       "message": "catalog not found",
+                 *       "code": "catalog_not_found"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -561,7 +587,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Precondition failed",
-                 *       "message": "The file does not match If-Match"
+                 *       "message": "The file does not match If-Match",
+                 *       "code": "precondition_failed"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -577,7 +604,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Range not satisfiable",
-                 *       "message": "The range starts beyond the end of the file (1234 bytes)"
+                 *       "message": "The range starts beyond the end of the file (1234 bytes)",
+                 *       "code": "range_not_satisfiable"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -596,7 +624,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Too many requests",
-                 *       "message": "Rate limit exceeded, retry in 30 seconds"
+                 *       "message": "Rate limit exceeded, retry in 30 seconds",
+                 *       "code": "rate_limited"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -611,7 +640,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Internal error",
-                 *       "message": "Your index could not be read; please contact support"
+                 *       "message": "Your index could not be read; please contact support",
+                 *       "code": "index_malformed"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -626,7 +656,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Bad gateway",
-                 *       "message": "Storage request failed"
+                 *       "message": "Storage request failed",
+                 *       "code": "storage_failed"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -642,7 +673,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Service unavailable",
-                 *       "message": "Storage is temporarily unavailable"
+                 *       "message": "Storage is temporarily unavailable",
+                 *       "code": "storage_unavailable"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -972,7 +1004,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 /**
                  * @example {

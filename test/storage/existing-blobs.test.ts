@@ -1,10 +1,10 @@
 import { expect } from 'chai';
+import { EXISTENCE_CHECK, findExistingBlobs } from '../../src/adapters/storage/existing-blobs.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
-import { findExistingBlobs } from '../../src/domain/existing-blobs.js';
 import type { BlobProperties, BlobStore, BlobSummary } from '../../src/domain/ports.js';
 
 /** Counts the calls made to a store and the most that were in flight at once. */
-class CountingStore implements BlobStore {
+class CountingStore implements Pick<BlobStore, 'getProperties' | 'list'> {
   propertyReads = 0;
   listings: string[] = [];
   inFlight = 0;
@@ -16,7 +16,8 @@ class CountingStore implements BlobStore {
     this.propertyReads += 1;
     this.inFlight += 1;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    // Yield a whole event-loop turn, so that every call the bound lets start is in flight together.
+    await new Promise((resolve) => setImmediate(resolve));
     this.inFlight -= 1;
     return this.inner.getProperties(path);
   }
@@ -26,7 +27,6 @@ class CountingStore implements BlobStore {
     yield* this.inner.list(prefix);
   }
 
-  read: BlobStore['read'] = (path, options) => this.inner.read(path, options);
 }
 
 describe('findExistingBlobs', function () {
@@ -35,7 +35,7 @@ describe('findExistingBlobs', function () {
     const paths = Array.from({ length: 500 }, (_, i) => `quotes/file-${i}.parquet`);
     paths.filter((_, i) => i % 2 === 0).forEach((path) => memory.put(path, 'x'));
     const store = new CountingStore(memory);
-    const found = await findExistingBlobs(store, paths);
+    const found = await findExistingBlobs(store, paths, EXISTENCE_CHECK);
     expect(found.size).to.equal(250);
     expect(store.listings).to.deep.equal(['quotes/']);
     expect(store.propertyReads).to.equal(0);
@@ -58,14 +58,14 @@ describe('findExistingBlobs', function () {
     wanted.forEach((path) => memory.put(path, 'x'));
     memory.put('a/unlisted.csv', 'x');
     memory.put('a/sub/deeper.csv', 'x');
-    const found = await findExistingBlobs(new CountingStore(memory), wanted);
+    const found = await findExistingBlobs(new CountingStore(memory), wanted, EXISTENCE_CHECK);
     expect([...found.keys()].sort()).to.deep.equal([...wanted].sort());
   });
 
   it('reports each found file with its size', async function () {
     const memory = new MemoryBlobStore();
     memory.put('root.csv', '12345');
-    const found = await findExistingBlobs(memory, ['root.csv', 'missing.csv']);
+    const found = await findExistingBlobs(memory, ['root.csv', 'missing.csv'], EXISTENCE_CHECK);
     expect(found.get('root.csv')?.size).to.equal(5);
     expect(found.has('missing.csv')).to.equal(false);
   });

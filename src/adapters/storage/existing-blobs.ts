@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import type { BlobStore, BlobSummary } from './ports.js';
+import type { BlobStore, BlobSummary } from '../../domain/ports.js';
 
 export interface ExistenceCheckOptions {
   /** Storage calls in flight at once. */
@@ -8,7 +8,12 @@ export interface ExistenceCheckOptions {
   readonly listThreshold: number;
 }
 
-export const defaultExistenceCheck: ExistenceCheckOptions = { concurrency: 16, listThreshold: 8 };
+/**
+ * What the stores use: 16 calls in flight keep a few hundred files within a handful of round trips
+ * without flooding storage; a folder with 8 or more wanted files is cheaper to list (one call per
+ * 5000 blobs) than to probe.
+ */
+export const EXISTENCE_CHECK: ExistenceCheckOptions = { concurrency: 16, listThreshold: 8 };
 
 /**
  * Which of `paths` exist in `store`, with their sizes. Folders with many wanted files are listed by
@@ -16,9 +21,9 @@ export const defaultExistenceCheck: ExistenceCheckOptions = { concurrency: 16, l
  * catalog of hundreds of files costs a handful of round trips' worth of time, not hundreds.
  */
 export async function findExistingBlobs(
-  store: BlobStore,
+  store: Pick<BlobStore, 'getProperties' | 'list'>,
   paths: readonly string[],
-  options: ExistenceCheckOptions = defaultExistenceCheck,
+  options: ExistenceCheckOptions,
 ): Promise<Map<string, BlobSummary>> {
   const limit = pLimit(options.concurrency);
   const found = new Map<string, BlobSummary>();

@@ -1,0 +1,75 @@
+import { InvalidClient, InvalidToken } from './errors.js';
+import type { ClientRecord, ClientRegistry, Principal, SecretHasher, TokenStore } from './ports.js';
+
+/** A bearer token just issued, and how long it lives. */
+export interface IssuedToken {
+  readonly accessToken: string;
+  /** Lifetime in whole seconds (RFC 6749 section 5.1 `expires_in`). */
+  readonly expiresIn: number;
+}
+
+export interface ClientAuthenticationOptions {
+  readonly registry: ClientRegistry;
+  readonly secrets: SecretHasher;
+  readonly tokens: TokenStore;
+  /** The lifetime of every token issued; its one source is the validated configuration. */
+  readonly tokenLifetimeSeconds: number;
+}
+
+/**
+ * Who may get a token and whose token still counts: the one owner of client authentication.
+ *
+ * - A client authenticates with its id and secret; an unknown id costs one secret verification
+ *   against a decoy hash, so response times do not reveal which ids exist.
+ * - Only enabled clients are active: a disabled client gets no token, and its tokens stop working.
+ * - A token is bound to the fingerprint of the client's secret hash when it was issued, so rotating
+ *   the secret (or removing and re-adding the client) revokes every token issued before.
+ */
+export class ClientAuthentication {
+  constructor(private readonly options: ClientAuthenticationOptions) {}
+
+  /** How long every token issued lives. */
+  get tokenLifetimeSeconds(): number {
+    return this.options.tokenLifetimeSeconds;
+  }
+
+  /** The client, when the secret is its own and it is active. Throws `InvalidClient` otherwise. */
+  async authenticate(clientId: string, secret: string): Promise<ClientRecord> {
+    const client = await this.options.registry.find(clientId);
+    const hash = client?.secretHash ?? (await this.options.secrets.decoyHash());
+    const matches = await this.options.secrets.verify(secret, hash);
+    // One message for every reason (RFC 6749 section 5.2), so that ids cannot be probed.
+    if (client === undefined || !matches || !isActive(client)) {
+      throw new InvalidClient('Client authentication failed: unknown client, wrong secret or disabled client');
+    }
+    return client;
+  }
+
+  /** A new bearer token for an authenticated client. */
+  async issueToken(client: ClientRecord): Promise<IssuedToken> {
+    const accessToken = await this.options.tokens.issue(
+      { clientId: client.clientId, secretFingerprint: this.options.secrets.fingerprint(client.secretHash) },
+      this.options.tokenLifetimeSeconds,
+    );
+    return { accessToken, expiresIn: this.options.tokenLifetimeSeconds };
+  }
+
+  /**
+   * The caller behind a presented bearer token. Throws `InvalidToken` when the token is malformed,
+   * forged or expired, or when its client is no longer active or has another secret since.
+   */
+  async verifyToken(token: string): Promise<Principal> {
+    const claims = await this.options.tokens.verify(token);
+    const client = await this.options.registry.find(claims.clientId);
+    if (client === undefined || !isActive(client)) throw new InvalidToken('The token was revoked');
+    if (claims.secretFingerprint !== this.options.secrets.fingerprint(client.secretHash)) {
+      throw new InvalidToken('The token was revoked');
+    }
+    return { clientId: client.clientId, indexPath: client.indexPath };
+  }
+}
+
+/** Whether a registered client may obtain and use tokens. */
+export function isActive(client: ClientRecord): boolean {
+  return client.enabled;
+}

@@ -1,0 +1,34 @@
+import { expect } from 'chai';
+import { decodeRequestPath } from '../../../src/adapters/http/grammar/request-path.js';
+import { expectInvalidPath, GOOD_REQUEST_PATHS, HOSTILE_REQUEST_PATHS } from '../../support/request-paths.js';
+
+describe('decodeRequestPath', () => {
+  describe('when the request path is hostile', () => {
+    for (const [condition, raw] of HOSTILE_REQUEST_PATHS) {
+      it(`throws InvalidPath for ${condition} (${JSON.stringify(raw.slice(0, 24))})`, () => {
+        expectInvalidPath(() => decodeRequestPath(raw));
+      });
+    }
+  });
+
+  describe('when the request path is safe', () => {
+    for (const [raw, decoded] of GOOD_REQUEST_PATHS) {
+      it(`returns ${JSON.stringify(decoded.slice(0, 40))} for ${JSON.stringify(raw.slice(0, 40))}`, () => {
+        expect(decodeRequestPath(raw)).to.equal(decoded);
+      });
+    }
+  });
+
+  describe('when the path has an encoded separator', () => {
+    it('says so in the message', () => {
+      expect(expectInvalidPath(() => decodeRequestPath('a%2fb')).message).to.match(/encoded "\/"/);
+    });
+  });
+
+  describe('when the escape is malformed', () => {
+    it('says so in the message', () => {
+      expect(expectInvalidPath(() => decodeRequestPath('%zz')).message).to.match(/malformed/);
+    });
+  });
+});
+
