@@ -136,13 +136,24 @@ describe('clients CLI (runClientsCli)', () => {
       });
     }
 
-    for (const index of ['/etc/passwd', '../other/index.csv', 'indexes//a.csv', 'indexes\\a.csv']) {
+    for (const index of ['/etc/passwd', '../other/index.csv', 'indexes//a.csv', 'indexes\\a.csv', 'indexes/...', 'a\u0000.csv']) {
       it(`refuses the index path ${JSON.stringify(index)} with exit 2`, async () => {
         const result = await run(['add', 'acme', '--index', index]);
         expect(result.code).to.equal(2);
         expect(result.stderr).to.include('invalid --index');
       });
     }
+
+    // The same rule as every storage path the gateway serves: a "%" can never be read back, so a
+    // client registered with it would get 400 on every request, blamed on the subscriber.
+    it('refuses the index path "indexes/100%.csv" with exit 2, saying why, and registers nothing', async () => {
+      const result = await run(['add', 'acme', '--index', 'indexes/100%.csv']);
+      expect(result.code).to.equal(2);
+      expect(result.stderr).to.include('invalid --index "indexes/100%.csv"');
+      expect(result.stderr).to.include('"%"');
+      expect(result.stdout).to.equal('');
+      expect((await run(['list', '--json'])).stdout.trim()).to.equal('[]');
+    });
   });
 
   describe('list', () => {

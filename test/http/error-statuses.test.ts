@@ -6,7 +6,7 @@ import { StorageUnavailable } from '../../src/domain/errors.js';
 import type { BlobContent, BlobProperties, BlobReadOptions, BlobStore, BlobSummary, ClientRecord, ClientRegistry } from '../../src/domain/ports.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
-import { jsonOf } from '../support/json.js';
+import { jsonOf, type ErrorBody } from '../support/json.js';
 
 /** Storage that fails for every path under `down-busy/` (retryable) and `down-broken/` (not retryable). */
 class FailingPathsStore implements BlobStore {
@@ -250,5 +250,22 @@ describe('GET and HEAD /<path> decisions', function () {
     for (let i = 0; i < 5 && last !== 429; i += 1) last = (await gateway.get('acme', path, {}, 'HEAD')).status;
     expect(last).to.equal(429);
     expect((await gateway.get('acme', path, { 'if-none-match': etag }, 'HEAD')).status).to.equal(304);
+  });
+});
+
+describe('a client registered with an index path that is not a storage path (a hand-edited registry)', function () {
+  it('answers 500 index_malformed, the operator\'s fault, never 400 blamed on the subscriber', async function () {
+    const gateway = await startGateway({
+      store: new MemoryBlobStore(),
+      clients: [{ clientId: 'typo', secret: 'typo-secret-typo-secret', indexPath: 'indexes/100%.csv' }],
+    });
+    try {
+      const response = await gateway.get('typo', '/catalog');
+      expect(response.status).to.equal(500);
+      expect(jsonOf<ErrorBody>(response).code).to.equal('index_malformed');
+      expect(jsonOf<ErrorBody>(response).message).to.match(/index path registered for this client/);
+    } finally {
+      await gateway.close();
+    }
   });
 });

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/file-access.js';
 import type { Clock, Principal } from '../../domain/ports.js';
-import { RequestRefused, sendError } from './error-responses.js';
+import { RequestRefused } from './error-responses.js';
 import { parseDownloadRequest } from './grammar/download-request.js';
 import type { DownloadLimiter } from './rate-limits.js';
 import { streamBody } from './stream-body.js';
@@ -21,8 +21,8 @@ const downloadCacheControl = 'private';
 
 /**
  * `GET|HEAD /download/<symbol>` and `GET|HEAD /<path>`: parses the request's conditionals, asks the
- * domain for a decision, then writes exactly that decision. 304s are neither counted nor refused by
- * the rate limit.
+ * domain for a decision, then writes exactly that decision; refusals are thrown for the error
+ * renderer. 304s are neither counted nor refused by the rate limit.
  */
 export async function handleDownload(
   deps: DownloadHandlerDependencies,
@@ -39,8 +39,8 @@ export async function handleDownload(
   } catch (error) {
     failure = error;
   }
-  if (prepared?.decision.kind !== 'notModified' && (await deps.limiter(req, res, principal)) === 'limited') return;
-  if (prepared === undefined) return sendError(req, res, failure);
+  if (prepared?.decision.kind !== 'notModified') await deps.limiter(req, res, principal);
+  if (prepared === undefined) throw failure;
 
   const { decision, properties } = prepared;
   switch (decision.kind) {
@@ -49,15 +49,11 @@ export async function handleDownload(
       res.status(304).end();
       return;
     case 'preconditionFailed':
-      return sendError(req, res, new RequestRefused('precondition_failed', decision.reason));
+      throw new RequestRefused('precondition_failed', decision.reason);
     case 'rangeNotSatisfiable':
-      return sendError(
-        req,
-        res,
-        new RequestRefused('range_not_satisfiable', `The requested range is not satisfiable for a file of ${decision.size} bytes`, {
-          size: decision.size,
-        }),
-      );
+      throw new RequestRefused('range_not_satisfiable', `The requested range is not satisfiable for a file of ${decision.size} bytes`, {
+        size: decision.size,
+      });
     case 'full':
     case 'partial':
       break;
@@ -68,15 +64,8 @@ export async function handleDownload(
   res.once('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  let content;
-  if (req.method !== 'HEAD') {
-    // Open storage before any header is written, so a changed or vanished file still gets a clean error.
-    try {
-      content = await deps.files.open(prepared, abort.signal);
-    } catch (error) {
-      return sendError(req, res, error);
-    }
-  }
+  // Open storage before any header is written, so a changed or vanished file still gets a clean error.
+  const content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
 
   setValidators(res, prepared);
   // setHeader, not res.set: Express would append a charset to the blob's own content type.

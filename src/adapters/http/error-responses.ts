@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { GatewayError, type DomainErrorCode } from '../../domain/errors.js';
 
@@ -210,11 +210,19 @@ export function describeError(failure: unknown): ErrorResponse {
 }
 
 /**
+ * The Express error middleware, mounted last: every route and middleware hands its failures here
+ * (by throwing, rejecting or calling `next(error)`).
+ */
+export function renderErrors(error: unknown, req: Request, res: Response, _next: NextFunction): void {
+  sendError(req, res, error);
+}
+
+/**
  * Writes the error response for `failure` and logs it with the request's logger at the table's
  * level. When the response has already started (a download failing mid-stream), nothing can be
  * said any more: the connection is destroyed so that the client sees an incomplete transfer.
  */
-export function sendError(req: Request, res: Response, failure: unknown): void {
+function sendError(req: Request, res: Response, failure: unknown): void {
   const response = describeError(failure);
   const logger: Logger | undefined = (req as Request & { log?: Logger }).log;
   logError(logger, response);

@@ -7,7 +7,7 @@ import { InvalidToken } from '../../domain/errors.js';
 import type { FileAccess } from '../../domain/file-access.js';
 import type { Clock, Principal } from '../../domain/ports.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
-import { RequestRefused, sendError } from './error-responses.js';
+import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from './grammar/authorization.js';
 import { describeValidationErrors, rawPathOf, type OpenApi } from './openapi-contract.js';
 import { createDownloadLimiter, createTokenThrottles, type DownloadRateLimit, type TokenThrottle } from './rate-limits.js';
@@ -60,14 +60,15 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
   app.post('/oauth/token', throttles.perAddress, ...tokenRequestBodyParsers(), throttles.perClient);
 
   app.use(createContractRouter(deps));
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    sendError(req, res, error);
-  });
+  app.use(renderErrors);
   return app;
 }
 
-/** The Express middleware that hands every request to openapi-backend, wired to the gateway's handlers. */
-function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Response) => Promise<void> {
+/**
+ * The Express middleware that hands every request to openapi-backend, wired to the gateway's
+ * handlers. Whatever they refuse or fail with is passed on to `renderErrors`.
+ */
+function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Response, next: NextFunction) => Promise<void> {
   const { api } = deps;
   const targetOf = createRequestTargeting(api);
   const routeOf = createRouteMatcher(api);
@@ -102,15 +103,12 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
 
   api.register({
     ...Object.fromEntries(Object.entries(handlers).map(([operationId, handler]) => [operationId, toApiHandler(handler)])),
-    notFound: (_context: Context, req: Request, res: Response) =>
-      sendError(req, res, new RequestRefused('route_not_found', `No route ${req.method} ${rawPathOf(req)}`)),
-    methodNotAllowed: (_context: Context, req: Request, res: Response) => {
+    notFound: (_context: Context, req: Request) => {
+      throw new RequestRefused('route_not_found', `No route ${req.method} ${rawPathOf(req)}`);
+    },
+    methodNotAllowed: (_context: Context, req: Request) => {
       const rawPath = rawPathOf(req);
-      sendError(
-        req,
-        res,
-        new RequestRefused('method_not_allowed', `${req.method} is not allowed on ${rawPath}`, { allow: allowedMethods(routeOf, rawPath) }),
-      );
+      throw new RequestRefused('method_not_allowed', `${req.method} is not allowed on ${rawPath}`, { allow: allowedMethods(routeOf, rawPath) });
     },
     postRoutingHandler: (context: Context, _req: Request, res: Response) => {
       // `/{path}` also matches a one-segment API path such as `/%63atalog`; those are no file.
@@ -119,20 +117,15 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
         throw new RequestRefused('route_not_found', `No route ${context.request.method.toUpperCase()} ${target.matchPath}`);
       }
     },
-    unauthorizedHandler: (context: Context, req: Request, res: Response) => {
+    unauthorizedHandler: (context: Context) => {
       const result = (context.security as Record<string, { error?: unknown } | undefined>)['bearerAuth'];
-      sendError(req, res, result?.error ?? new RequestRefused('missing_token', 'A bearer token is required'));
+      throw result?.error ?? new RequestRefused('missing_token', 'A bearer token is required');
     },
-    validationFail: (context: Context, req: Request, res: Response) => {
+    validationFail: (context: Context) => {
       const problems = describeValidationErrors(context.validation);
-      const isTokenRequest = context.operation?.operationId === 'issueToken';
-      sendError(
-        req,
-        res,
-        isTokenRequest
-          ? new RequestRefused('invalid_request', problems.join('; '), { oauth: true })
-          : new RequestRefused('invalid_request', 'The request does not match the API contract', { validation: problems }),
-      );
+      throw context.operation?.operationId === 'issueToken'
+        ? new RequestRefused('invalid_request', problems.join('; '), { oauth: true })
+        : new RequestRefused('invalid_request', 'The request does not match the API contract', { validation: problems });
     },
   });
   api.registerSecurityHandler('bearerAuth', async (_context: Context, req: Request, res: Response) => {
@@ -141,11 +134,9 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     return principal;
   });
 
-  return async (req, res) => {
+  return async (req, res, next) => {
     const rawPath = rawPathOf(req);
-    if (!rawPath.startsWith('/')) {
-      return sendError(req, res, new RequestRefused('invalid_request', 'The request target must be an absolute path'));
-    }
+    if (!rawPath.startsWith('/')) return next(new RequestRefused('invalid_request', 'The request target must be an absolute path'));
     const target = targetOf(rawPath);
     res.locals['target'] = target;
     if (target.kind === 'file') res.locals['rawStoragePath'] = target.rawStoragePath;
@@ -162,17 +153,17 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
         res,
       );
     } catch (error) {
-      if (!(error instanceof URIError)) return sendError(req, res, error);
+      if (!(error instanceof URIError)) return next(error);
       // openapi-backend decodes path parameters before its security handlers run; such a request
       // still authenticates first, so that without a valid token it gets 401 like any other.
       if (needsBearer(routeOf(req.method, rawPath)?.security)) {
         try {
           await authenticate(req);
         } catch (authenticationFailure) {
-          return sendError(req, res, authenticationFailure);
+          return next(authenticationFailure);
         }
       }
-      sendError(req, res, new RequestRefused('invalid_request', 'The request path is not validly percent-encoded'));
+      next(new RequestRefused('invalid_request', 'The request path is not validly percent-encoded'));
     }
   };
 }

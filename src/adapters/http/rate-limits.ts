@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
 import type { Principal } from '../../domain/ports.js';
-import { RequestRefused, sendError } from './error-responses.js';
+import { RequestRefused } from './error-responses.js';
 
 /**
  * The gateway's request budgets, all on express-rate-limit so that one store (in memory, or shared
@@ -16,7 +16,8 @@ export interface DownloadRateLimit {
   readonly store?: Store;
 }
 
-export type DownloadLimiter = (req: Request, res: Response, principal: Principal) => Promise<'allowed' | 'limited'>;
+/** Counts one download; throws the `rate_limited` refusal when the client's budget is spent. */
+export type DownloadLimiter = (req: Request, res: Response, principal: Principal) => Promise<void>;
 
 /** Seconds until the limiter's window resets, at least 1 (`Retry-After`, RFC 9110 section 10.2.3). */
 function secondsUntilReset(req: Request, windowSeconds: number): number {
@@ -38,11 +39,9 @@ export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimit
     legacyHeaders: false,
     keyGenerator: (_req, res) => `client:${(res.locals['principal'] as Principal).clientId}`,
     ...(options.store !== undefined && { store: options.store }),
-    handler: (req, res) => {
+    handler: (req, _res, next) => {
       const retryAfterSeconds = secondsUntilReset(req, options.windowSeconds);
-      sendError(
-        req,
-        res,
+      next(
         new RequestRefused(
           'rate_limited',
           `Download limit of ${options.limit} per ${options.windowSeconds} seconds reached; retry in ${retryAfterSeconds} seconds`,
@@ -54,14 +53,11 @@ export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimit
 
   return async (req, res, principal) => {
     res.locals['principal'] = principal;
-    let allowed = false;
     let failure: unknown;
     await middleware(req, res, (error?: unknown) => {
-      if (error !== undefined) failure = error;
-      else allowed = true;
+      failure = error;
     });
     if (failure !== undefined) throw failure;
-    return allowed ? 'allowed' : 'limited';
   };
 }
 
@@ -90,15 +86,9 @@ export function createTokenThrottles(options: TokenThrottle, clientIdOf: ClientI
       skipSuccessfulRequests: true,
       keyGenerator: key,
       ...(options.store !== undefined && { store: options.store() }),
-      handler: (req, res) => {
+      handler: (req, _res, next) => {
         const retryAfterSeconds = secondsUntilReset(req, options.windowSeconds);
-        sendError(
-          req,
-          res,
-          new RequestRefused('rate_limited', `Too many failed token requests; retry in ${retryAfterSeconds} seconds`, {
-            retryAfterSeconds,
-          }),
-        );
+        next(new RequestRefused('rate_limited', `Too many failed token requests; retry in ${retryAfterSeconds} seconds`, { retryAfterSeconds }));
       },
     });
   return {

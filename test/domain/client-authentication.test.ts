@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
+import { ClientAuthentication } from '../../src/domain/client-authentication.js';
+import { InvalidClient, InvalidToken } from '../../src/domain/errors.js';
+import type { ClientRecord, SecretHasher, TokenClaims, TokenStore } from '../../src/domain/ports.js';
+import { rejectionOf } from '../support/rejection.js';
+
+/** A transparent hasher that records what it was asked to verify: `hash:<secret>`. */
+class RecordingHasher implements SecretHasher {
+  readonly verified: Array<{ secret: string; hash: string }> = [];
+  async verify(secret: string, hash: string): Promise<boolean> {
+    this.verified.push({ secret, hash });
+    return hash === `hash:${secret}`;
+  }
+  async decoyHash(): Promise<string> {
+    return 'hash:<decoy>';
+  }
+  fingerprint(hash: string): string {
+    return `fp(${hash})`;
+  }
+}
+
+/** Tokens as readable JSON; `verify` refuses what it did not issue. */
+class PlainTokens implements TokenStore {
+  readonly lifetimes: number[] = [];
+  async issue(claims: TokenClaims, lifetimeSeconds: number): Promise<string> {
+    this.lifetimes.push(lifetimeSeconds);
+    return `token:${JSON.stringify(claims)}`;
+  }
+  async verify(token: string): Promise<TokenClaims> {
+    if (!token.startsWith('token:')) throw new InvalidToken('The token is malformed or not issued by this gateway');
+    return JSON.parse(token.slice('token:'.length)) as TokenClaims;
+  }
+}
+
+const buildClient = (overrides: Partial<ClientRecord> = {}): ClientRecord => ({
+  clientId: 'acme',
+  secretHash: 'hash:right',
+  indexPath: 'indexes/acme.csv',
+  enabled: true,
+  ...overrides,
+});
+
+describe('ClientAuthentication (src/domain/client-authentication.ts)', function () {
+  let registry: InMemoryClientRegistry;
+  let hasher: RecordingHasher;
+  let tokens: PlainTokens;
+  let auth: ClientAuthentication;
+
+  beforeEach(function () {
+    registry = new InMemoryClientRegistry([buildClient(), buildClient({ clientId: 'off', enabled: false })]);
+    hasher = new RecordingHasher();
+    tokens = new PlainTokens();
+    auth = new ClientAuthentication({ registry, secrets: hasher, tokens, tokenLifetimeSeconds: 600 });
+  });
+
+  describe('authenticate', function () {
+    it('returns the client for its own secret', async function () {
+      expect((await auth.authenticate('acme', 'right')).clientId).to.equal('acme');
+    });
+
+    it('refuses a wrong secret, a disabled client and an unknown id with the same InvalidClient message', async function () {
+      const failures = await Promise.all([
+        rejectionOf(auth.authenticate('acme', 'wrong')),
+        rejectionOf(auth.authenticate('off', 'right')),
+        rejectionOf(auth.authenticate('nobody', 'right')),
+      ]);
+      for (const failure of failures) expect(failure).to.be.instanceOf(InvalidClient);
+      expect(new Set(failures.map((failure) => (failure as Error).message)).size).to.equal(1);
+    });
+
+    it('verifies an unknown id against the decoy hash, so it costs one verification like any other', async function () {
+      await rejectionOf(auth.authenticate('nobody', 'guess'));
+      expect(hasher.verified).to.deep.equal([{ secret: 'guess', hash: 'hash:<decoy>' }]);
+    });
+  });
+
+  describe('issueToken and verifyToken', function () {
+    it('issues a token for the configured lifetime, bound to the secret hash, that verifies to the principal', async function () {
+      const issued = await auth.issueToken(buildClient());
+      expect(issued.expiresIn).to.equal(600);
+      expect(tokens.lifetimes).to.deep.equal([600]);
+      expect(await auth.verifyToken(issued.accessToken)).to.deep.equal({ clientId: 'acme', indexPath: 'indexes/acme.csv' });
+    });
+
+    it('revokes the token once the secret is rotated', async function () {
+      const issued = await auth.issueToken(buildClient());
+      registry.add(buildClient({ secretHash: 'hash:rotated' }));
+      expect(await rejectionOf(auth.verifyToken(issued.accessToken))).to.be.instanceOf(InvalidToken);
+    });
+
+    it('revokes the token once the client is disabled or removed', async function () {
+      const issued = await auth.issueToken(buildClient());
+      registry.add(buildClient({ enabled: false }));
+      expect(await rejectionOf(auth.verifyToken(issued.accessToken))).to.be.instanceOf(InvalidToken);
+      const other = new ClientAuthentication({ registry: new InMemoryClientRegistry(), secrets: hasher, tokens, tokenLifetimeSeconds: 600 });
+      expect(await rejectionOf(other.verifyToken(issued.accessToken))).to.be.instanceOf(InvalidToken);
+    });
+
+    it('passes on the token store\'s own refusal of a token it did not issue', async function () {
+      expect(((await rejectionOf(auth.verifyToken('forged'))) as Error).message).to.match(/not issued by this gateway/);
+    });
+  });
+});
