@@ -73,7 +73,7 @@ interface ErrorEntry {
   readonly headers?: (details: RefusalDetails, message: string) => Record<string, string>;
 }
 
-export const bearerRealm = 'data-file-gateway';
+const bearerRealm = 'data-file-gateway';
 
 /** Seconds a client should wait before retrying after a transient storage problem. */
 const retryAfterSeconds = { contentChanged: 1, storageBusy: 5 };

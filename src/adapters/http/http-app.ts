@@ -9,7 +9,7 @@ import type { Clock, Principal } from '../../domain/ports.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from './grammar/authorization.js';
-import { describeValidationErrors, rawPathOf, type OpenApi } from './openapi-contract.js';
+import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } from './openapi-contract.js';
 import { createDownloadLimiter, createTokenThrottles, type DownloadRateLimit, type TokenThrottle } from './rate-limits.js';
 import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
@@ -141,17 +141,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     res.locals['target'] = target;
     if (target.kind === 'file') res.locals['rawStoragePath'] = target.rawStoragePath;
     try {
-      await api.handleRequest(
-        {
-          method: req.method,
-          path: target.matchPath,
-          headers: req.headers as Record<string, string | string[]>,
-          query: req.query as Record<string, string | string[]>,
-          ...(req.body !== undefined && { body: req.body as unknown }),
-        },
-        req,
-        res,
-      );
+      await api.handleRequest(toOpenApiRequest(req, target.matchPath), req, res);
     } catch (error) {
       if (!(error instanceof URIError)) return next(error);
       // openapi-backend decodes path parameters before its security handlers run; such a request

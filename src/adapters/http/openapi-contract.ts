@@ -18,8 +18,8 @@ export async function loadOpenApi(definitionPath: string): Promise<OpenApi> {
   return api;
 }
 
-/** The parts of an Express request openapi-backend looks at, with the raw (still encoded) path. */
-export function toOpenApiRequest(req: Request, path = rawPathOf(req)): OpenApiRequest {
+/** The parts of an Express request openapi-backend looks at, with the path it is to match. */
+export function toOpenApiRequest(req: Request, path: string): OpenApiRequest {
   return {
     method: req.method,
     path,

@@ -4,7 +4,7 @@
  * Written as index scans rather than regular expressions: `/[ \t]+$/` is tried at every position of
  * a long run of inner spaces, which makes it quadratic, and header values come from the client.
  */
-export function isOptionalWhitespace(code: number): boolean {
+function isOptionalWhitespace(code: number): boolean {
   return code === 0x20 || code === 0x09;
 }
 
