@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 
 /** Where the files are served from. */
@@ -22,8 +23,23 @@ export interface GatewayConfig {
   readonly storageTimeoutSeconds: number;
   readonly downloadRateLimit: number;
   readonly downloadRateWindowSeconds: number;
+  /** Wrong secrets per client id from one address per window. */
   readonly tokenFailureLimit: number;
+  /** Wrong secrets per client id from all addresses per window, past which only addresses without failures may try. */
+  readonly tokenFailureClientLimit: number;
   readonly tokenFailureWindowSeconds: number;
+  /** Tokens issued per client per window. */
+  readonly tokenIssueLimit: number;
+  readonly tokenIssueWindowSeconds: number;
+  /** Secret verifications (scrypt) running at once, so they never fill Node's shared thread pool. */
+  readonly secretHashConcurrency: number;
+  /** How long a download may make no progress (a reader that stopped, storage that stopped sending). */
+  readonly downloadIdleTimeoutSeconds: number;
+  /** How long a client may take to send a request's headers, and the whole request. */
+  readonly headersTimeoutSeconds: number;
+  readonly requestTimeoutSeconds: number;
+  /** Connections open at once; more are refused by the server. */
+  readonly maxConnections: number;
   readonly trustProxy: boolean | number | string;
   readonly logLevel: string;
 }
@@ -69,10 +85,37 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     downloadRateLimit: integer(env, 'DOWNLOAD_RATE_LIMIT', 120, 1, 1_000_000),
     downloadRateWindowSeconds: integer(env, 'DOWNLOAD_RATE_WINDOW_SECONDS', 60, 1, 86400),
     tokenFailureLimit: integer(env, 'TOKEN_FAILURE_LIMIT', 10, 1, 1_000_000),
+    tokenFailureClientLimit: integer(env, 'TOKEN_FAILURE_CLIENT_LIMIT', 100, 1, 1_000_000),
     tokenFailureWindowSeconds: integer(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 900, 1, 86400),
+    tokenIssueLimit: integer(env, 'TOKEN_ISSUE_LIMIT', 120, 1, 1_000_000),
+    tokenIssueWindowSeconds: integer(env, 'TOKEN_ISSUE_WINDOW_SECONDS', 60, 1, 86400),
+    secretHashConcurrency: integer(env, 'SECRET_HASH_CONCURRENCY', defaultSecretHashConcurrency(env), 1, 64),
+    downloadIdleTimeoutSeconds: integer(env, 'DOWNLOAD_IDLE_TIMEOUT_SECONDS', 60, 1, 3600),
+    ...requestTimeouts(env),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 2000, 1, 1_000_000),
     trustProxy: trustProxy(env),
     logLevel,
   };
+}
+
+/**
+ * scrypt keeps a core busy and a thread of Node's pool (UV_THREADPOOL_SIZE, 4 by default) taken
+ * for ~50 ms per verification. Leave a core for the event loop and two pool threads for file-system
+ * calls: one verification at a time on 2 cores, two from 3 cores up with the default pool.
+ */
+function defaultSecretHashConcurrency(env: Env): number {
+  const poolSize = Number(env['UV_THREADPOOL_SIZE'] ?? '') || 4;
+  return Math.max(1, Math.min(availableParallelism() - 1, poolSize - 2));
+}
+
+function requestTimeouts(env: Env): { headersTimeoutSeconds: number; requestTimeoutSeconds: number } {
+  const headersTimeoutSeconds = integer(env, 'HEADERS_TIMEOUT_SECONDS', 20, 1, 600);
+  const requestTimeoutSeconds = integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600);
+  // Node requires the headers' deadline to be within the whole request's.
+  if (headersTimeoutSeconds > requestTimeoutSeconds) {
+    throw new ConfigError('HEADERS_TIMEOUT_SECONDS', `must not exceed REQUEST_TIMEOUT_SECONDS (${requestTimeoutSeconds})`);
+  }
+  return { headersTimeoutSeconds, requestTimeoutSeconds };
 }
 
 function storageConfig(env: Env, bundledSampleDataDir: string): StorageConfig {

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { Express } from 'express';
-import type { Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import { ScryptSecretHasher } from '../adapters/clients/secret-hash.js';
 import { createHttpApp } from '../adapters/http/http-app.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
+import { memoryStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
@@ -22,8 +22,8 @@ export interface AppAdapters {
   readonly logger: Logger;
   /** The system clock unless a test fixes the time. */
   readonly clock?: Clock;
-  /** Where rate-limit counts live; each limiter's own in-memory store when absent. */
-  readonly rateLimitStore?: () => Store;
+  /** Where rate-limit counts live; this process's memory when absent. */
+  readonly rateLimitStores?: RateLimitStoreFactory;
 }
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -47,12 +47,12 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
   const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock });
   const auth = new ClientAuthentication({
     registry,
-    secrets: new ScryptSecretHasher(),
+    secrets: new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
     tokens: new JwtTokenStore({ signingKey: config.tokenSigningKey, clock }),
     tokenLifetimeSeconds: config.tokenTtlSeconds,
   });
   const definitionPath = openApiDefinitionPath();
-  const rateLimitStore = adapters.rateLimitStore;
+  const stores = adapters.rateLimitStores ?? memoryStores;
 
   return createHttpApp({
     api: await loadOpenApi(definitionPath),
@@ -61,16 +61,15 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     auth,
     clock,
     logger,
-    tokenThrottle: {
-      failuresPerClient: config.tokenFailureLimit,
+    tokenFailureLimits: {
+      perAddress: config.tokenFailureLimit,
+      perClient: config.tokenFailureClientLimit,
       windowSeconds: config.tokenFailureWindowSeconds,
-      ...(rateLimitStore !== undefined && { store: rateLimitStore }),
+      stores,
     },
-    downloadRateLimit: {
-      limit: config.downloadRateLimit,
-      windowSeconds: config.downloadRateWindowSeconds,
-      ...(rateLimitStore !== undefined && { store: rateLimitStore() }),
-    },
+    tokenIssueLimit: { limit: config.tokenIssueLimit, windowSeconds: config.tokenIssueWindowSeconds, stores },
+    downloadRateLimit: { limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores },
+    downloadIdleTimeoutMs: config.downloadIdleTimeoutSeconds * 1000,
     trustProxy: config.trustProxy,
   });
 }

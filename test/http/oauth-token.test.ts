@@ -1,7 +1,11 @@
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import type { OutgoingHttpHeaders } from 'node:http';
+import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
+import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
+import { StorageUnavailable } from '../../src/domain/errors.js';
+import type { ClientRecord, ClientRegistry } from '../../src/domain/ports.js';
 import type { HttpResponse } from '../support/contract.js';
 import { startGateway, type RequestOptions, type TestClient, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
@@ -14,7 +18,6 @@ interface TokenBody {
   readonly expires_in: number;
 }
 
-/** RFC 6749 section 5.2 error body. */
 const acme: TestClient = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
 const other: TestClient = { clientId: 'other', secret: 'other-secret-other-secret' };
 const disabled: TestClient = { clientId: 'dormant', secret: 'dormant-secret-dormant', enabled: false };
@@ -27,7 +30,6 @@ const awkward: TestClient = { clientId: 'acme eu:1', secret: 'p+ss%20w:rd&x=y', 
 const clientCredentials = 'client_credentials';
 /** A throttle generous enough that the error cases of this file never reach it. */
 const lenientThrottle = { TOKEN_FAILURE_LIMIT: '1000', TOKEN_FAILURE_WINDOW_SECONDS: '60' };
-
 
 function form(fields: Record<string, string>, headers: OutgoingHttpHeaders = {}): RequestOptions {
   return { headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() };
@@ -341,14 +343,28 @@ describe('POST /oauth/token', function () {
   });
 });
 
-describe('POST /oauth/token throttling', function () {
+describe('POST /oauth/token throttling of wrong secrets', function () {
   // RFC 6749 section 2.3.1: "Since this client authentication method involves a password, the
   // authorization server MUST protect any endpoint utilizing it against brute force attacks."
-  const throttle = { TOKEN_FAILURE_LIMIT: '3', TOKEN_FAILURE_WINDOW_SECONDS: '60' };
+  // RFC 6819 section 4.4.1.3 / 5.1.4.2.3: count failed attempts, and lock out attackers, not clients.
+  const throttle = {
+    TOKEN_FAILURE_LIMIT: '3',
+    TOKEN_FAILURE_CLIENT_LIMIT: '5',
+    TOKEN_FAILURE_WINDOW_SECONDS: '60',
+    // Addresses come from X-Forwarded-For, as behind App Service's front ends.
+    TRUST_PROXY: 'true',
+  };
   let store: MemoryBlobStore;
   let gateway: TestGateway;
 
-  const post = (options: RequestOptions): Promise<HttpResponse> => gateway.request('POST', '/oauth/token', options);
+  const from = (address: string, options: RequestOptions): RequestOptions => ({
+    ...options,
+    headers: { ...options.headers, 'x-forwarded-for': address },
+  });
+  const post = (address: string, options: RequestOptions): Promise<HttpResponse> => gateway.request('POST', '/oauth/token', from(address, options));
+  const wrongSecret = (client: TestClient, attempt: number): RequestOptions =>
+    form({ grant_type: clientCredentials }, { authorization: basic(client.clientId, `wrong-${attempt}`) });
+  const rightSecret = (client: TestClient): RequestOptions => form(credentialsOf(client));
 
   function expectThrottled(response: HttpResponse): void {
     expect(response.status, response.body.toString()).to.equal(429);
@@ -374,53 +390,128 @@ describe('POST /oauth/token throttling', function () {
     await gateway?.close();
   });
 
-  // Failed attempts use HTTP Basic here, so their 401s carry the challenge the contract requires
-  // and these tests check the throttle alone.
-  const wrongBasic = (client: TestClient, attempt: number): RequestOptions =>
-    form({ grant_type: clientCredentials }, { authorization: basic(client.clientId, `wrong-${attempt}`) });
+  describe('from one address', function () {
+    it('refuses the 4th attempt after 3 wrong secrets with 429, Retry-After and no-store, even with the right secret', async function () {
+      for (let attempt = 1; attempt <= 3; attempt += 1) expectOAuthError(await post('203.0.113.1', wrongSecret(acme, attempt)), 401, 'invalid_client');
+      expectThrottled(await post('203.0.113.1', rightSecret(acme)));
+    });
 
-  it('refuses the 4th attempt for a client after 3 wrong secrets with 429, Retry-After and no-store, even with the right secret', async function () {
-    for (let attempt = 1; attempt <= 3; attempt += 1) {
-      expectOAuthError(await post(wrongBasic(acme, attempt)), 401, 'invalid_client');
-    }
-    expectThrottled(await post(form({ grant_type: clientCredentials }, { authorization: basic(acme.clientId, acme.secret) })));
+    it('counts failures whichever way the client authenticates (Basic failures, then a body request)', async function () {
+      for (let attempt = 1; attempt <= 3; attempt += 1) expectOAuthError(await post('203.0.113.1', wrongSecret(acme, attempt)), 401, 'invalid_client');
+      expectThrottled(await post('203.0.113.1', form(credentialsOf(acme, 'wrong-again'))));
+    });
+
+    it('still serves another client id from the same address (customers behind one NAT)', async function () {
+      for (let attempt = 1; attempt <= 3; attempt += 1) expectOAuthError(await post('203.0.113.1', wrongSecret(acme, attempt)), 401, 'invalid_client');
+      expectThrottled(await post('203.0.113.1', rightSecret(acme)));
+      expectToken(await post('203.0.113.1', rightSecret(other)));
+    });
+
+    it('does not count successful requests: 5 successes, then 3 failures still answer 401', async function () {
+      for (let attempt = 1; attempt <= 5; attempt += 1) expectToken(await post('203.0.113.1', rightSecret(acme)));
+      for (let attempt = 1; attempt <= 3; attempt += 1) expectOAuthError(await post('203.0.113.1', wrongSecret(acme, attempt)), 401, 'invalid_client');
+      expectThrottled(await post('203.0.113.1', rightSecret(acme)));
+    });
   });
 
-  it('counts failures per client id whichever way the client authenticates (Basic failures, then a body request)', async function () {
-    for (let attempt = 1; attempt <= 3; attempt += 1) {
-      expectOAuthError(await post(wrongBasic(acme, attempt)), 401, 'invalid_client');
-    }
-    expectThrottled(await post(form(credentialsOf(acme))));
-  });
-
-  it('still serves another client id from the same address after one client is throttled', async function () {
-    for (let attempt = 1; attempt <= 3; attempt += 1) {
-      expectOAuthError(await post(wrongBasic(acme, attempt)), 401, 'invalid_client');
-    }
-    expectThrottled(await post(form(credentialsOf(acme))));
-    expectToken(await post(form(credentialsOf(other))));
-  });
-
-  it('does not count successful requests: 5 successes in a row are all 200, and 3 failures after them are still 401', async function () {
-    for (let attempt = 1; attempt <= 5; attempt += 1) {
-      expectToken(await post(form(credentialsOf(acme))));
-    }
-    for (let attempt = 1; attempt <= 3; attempt += 1) {
-      expectOAuthError(await post(wrongBasic(acme, attempt)), 401, 'invalid_client');
-    }
-    expectThrottled(await post(form(credentialsOf(acme))));
-  });
-
-  it('throttles an address after ten times the per-client limit of failures spread over many client ids', async function () {
-    const perAddress = await startGateway({ store, clients: [acme], env: { TOKEN_FAILURE_LIMIT: '1', TOKEN_FAILURE_WINDOW_SECONDS: '60' } });
-    try {
-      for (let attempt = 1; attempt <= 10; attempt += 1) {
-        const response = await perAddress.request('POST', '/oauth/token', wrongBasic({ clientId: `guess-${attempt}`, secret: '' }, attempt));
-        expectOAuthError(response, 401, 'invalid_client');
+  describe('a stranger trying to lock a client out', function () {
+    it('cannot do it with ten cheap requests that carry no secret (grant_type=password, a missing secret, junk)', async function () {
+      const cheap: RequestOptions[] = [
+        form({ grant_type: 'password', client_id: acme.clientId }),
+        form({ grant_type: clientCredentials, client_id: acme.clientId }),
+        form({ client_id: acme.clientId }),
+        form({ grant_type: clientCredentials, client_id: acme.clientId, client_secret: '' }),
+        form({ grant_type: clientCredentials, client_id: acme.clientId, client_secret: 'x' }, { authorization: basic(acme.clientId, acme.secret) }),
+      ];
+      for (let attempt = 0; attempt < 10; attempt += 1) {
+        const response = await post('198.51.100.7', cheap[attempt % cheap.length] ?? {});
+        expect(response.status, response.body.toString()).to.be.oneOf([400, 401]);
       }
-      expectThrottled(await perAddress.request('POST', '/oauth/token', form(credentialsOf(acme))));
+      expectToken(await post('198.51.100.7', rightSecret(acme)));
+    });
+
+    it('cannot lock the client out of other addresses: its own address keeps getting tokens', async function () {
+      for (let attempt = 1; attempt <= 3; attempt += 1) expectOAuthError(await post('198.51.100.7', wrongSecret(acme, attempt)), 401, 'invalid_client');
+      expectThrottled(await post('198.51.100.7', rightSecret(acme)));
+      expectToken(await post('203.0.113.1', rightSecret(acme)));
+    });
+
+    it('past the per-client ceiling, refuses every address that has failed, and still lets an address without failures through', async function () {
+      // 3 failures from one address and 2 from another: 5, the ceiling for acme.
+      for (let attempt = 1; attempt <= 3; attempt += 1) expectOAuthError(await post('198.51.100.7', wrongSecret(acme, attempt)), 401, 'invalid_client');
+      for (let attempt = 1; attempt <= 2; attempt += 1) expectOAuthError(await post('198.51.100.8', wrongSecret(acme, attempt)), 401, 'invalid_client');
+      // Under its own limit of 3, but it has failed and the ceiling is reached.
+      expectThrottled(await post('198.51.100.8', rightSecret(acme)));
+      // The subscriber's own machine, which never failed, gets its token.
+      expectToken(await post('203.0.113.1', rightSecret(acme)));
+      // A guesser at a fresh address gets one try: its failure refuses it from then on.
+      expectOAuthError(await post('198.51.100.9', wrongSecret(acme, 9)), 401, 'invalid_client');
+      expectThrottled(await post('198.51.100.9', wrongSecret(acme, 10)));
+    });
+  });
+
+  describe('when the server itself fails', function () {
+    /** A registry that fails until told to recover. */
+    class FlakyRegistry {
+      failing = true;
+      constructor(private readonly inner: ClientRegistry) {}
+      async find(clientId: string): Promise<ClientRecord | undefined> {
+        if (this.failing) throw new StorageUnavailable('registry storage busy', { retryable: true });
+        return this.inner.find(clientId);
+      }
+    }
+
+    it('never counts a 5xx: a client retrying through an outage is not locked out when it ends', async function () {
+      const registry = new InMemoryClientRegistry([{ clientId: acme.clientId, secretHash: await hashSecret(acme.secret), indexPath: 'indexes/acme.csv', enabled: true }]);
+      const flaky = new FlakyRegistry(registry);
+      const outage = await startGateway({ store, registry: flaky, env: { ...throttle, TOKEN_FAILURE_LIMIT: '1' } });
+      try {
+        for (let attempt = 0; attempt < 5; attempt += 1) {
+          expect((await outage.request('POST', '/oauth/token', from('203.0.113.1', rightSecret(acme)))).status).to.equal(503);
+        }
+        flaky.failing = false;
+        expectToken(await outage.request('POST', '/oauth/token', from('203.0.113.1', rightSecret(acme))));
+      } finally {
+        await outage.close();
+      }
+    });
+  });
+});
+
+describe('POST /oauth/token issued-token budget per client', function () {
+  it('answers 429 with Retry-After once a client has been issued TOKEN_ISSUE_LIMIT tokens, and serves other clients', async function () {
+    const gateway = await startGateway({ store: new MemoryBlobStore(), clients: [acme, other], env: { TOKEN_ISSUE_LIMIT: '3' } });
+    try {
+      for (let attempt = 0; attempt < 3; attempt += 1) expectToken(await gateway.request('POST', '/oauth/token', form(credentialsOf(acme))));
+      const refused = await gateway.request('POST', '/oauth/token', form(credentialsOf(acme)));
+      expect(refused.status).to.equal(429);
+      expect(refused.headers['retry-after']).to.match(/^\d+$/);
+      expect(jsonOf<ErrorBody>(refused).message).to.match(/reuse the token/);
+      expectToken(await gateway.request('POST', '/oauth/token', form(credentialsOf(other))));
     } finally {
-      await perAddress.close();
+      await gateway.close();
+    }
+  });
+
+  it('does not count refused requests: wrong secrets leave the budget whole', async function () {
+    const gateway = await startGateway({ store: new MemoryBlobStore(), clients: [acme], env: { TOKEN_ISSUE_LIMIT: '2' } });
+    try {
+      for (let attempt = 0; attempt < 4; attempt += 1) {
+        expectOAuthError(await gateway.request('POST', '/oauth/token', form(credentialsOf(acme, `wrong-${attempt}`))), 401, 'invalid_client');
+      }
+      expectToken(await gateway.request('POST', '/oauth/token', form(credentialsOf(acme))));
+      expectToken(await gateway.request('POST', '/oauth/token', form(credentialsOf(acme))));
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('by default lets a client that asks a token for every call get at least 60 a minute', async function () {
+    const gateway = await startGateway({ store: new MemoryBlobStore(), clients: [acme] });
+    try {
+      for (let attempt = 0; attempt < 60; attempt += 1) expectToken(await gateway.request('POST', '/oauth/token', form(credentialsOf(acme))));
+    } finally {
+      await gateway.close();
     }
   });
 });

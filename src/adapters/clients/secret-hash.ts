@@ -1,4 +1,5 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { SecretHasher } from '../../domain/ports.js';
 
 /**
@@ -111,17 +112,27 @@ function deriveKey(
   });
 }
 
-/** The `SecretHasher` port over the scrypt functions above. */
+/**
+ * The `SecretHasher` port over the scrypt functions above, with at most `concurrency`
+ * verifications running at once. scrypt runs on Node's shared thread pool (4 threads by default),
+ * which file-system calls need too: a flood of token requests then waits in this queue instead of
+ * filling the pool and stalling every other request.
+ */
 export class ScryptSecretHasher implements SecretHasher {
   #decoy: Promise<string> | undefined;
+  readonly #limit: LimitFunction;
+
+  constructor(options: { readonly concurrency: number }) {
+    this.#limit = pLimit(options.concurrency);
+  }
 
   verify(secret: string, hash: string): Promise<boolean> {
-    return verifySecret(secret, hash);
+    return this.#limit(() => verifySecret(secret, hash));
   }
 
   decoyHash(): Promise<string> {
     // Made once, lazily, from a random secret that is then forgotten: no client can have it.
-    this.#decoy ??= hashSecret(generateSecret());
+    this.#decoy ??= this.#limit(() => hashSecret(generateSecret()));
     return this.#decoy;
   }
 

@@ -7,17 +7,25 @@ import type { Clock, Principal } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
 import { parseDownloadRequest } from './grammar/download-request.js';
 import type { DownloadLimiter } from './rate-limits.js';
-import { streamBody } from './stream-body.js';
+import { streamBody, TransferFailed } from './stream-body.js';
 
 export interface DownloadHandlerDependencies {
   readonly files: FileAccess;
   readonly limiter: DownloadLimiter;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** How long a transfer may make no progress before it is cut. */
+  readonly idleTimeoutMs: number;
 }
 
 /** Responses depend on the caller's entitlement: only the caller's own cache may keep them. */
 const downloadCacheControl = 'private';
+/**
+ * A stored file is never a page of the gateway's origin: a browser shows an HTML or SVG file served
+ * inline as a sandboxed, script-less document of its own (`X-Content-Type-Options: nosniff` is on
+ * every response, see http-app.ts).
+ */
+const downloadSafetyHeaders = { 'Content-Security-Policy': 'sandbox' };
 
 /**
  * `GET|HEAD /download/<symbol>` and `GET|HEAD /<path>`: parses the request's conditionals, asks the
@@ -31,6 +39,14 @@ export async function handleDownload(
   principal: Principal,
   target: DownloadTarget,
 ): Promise<void> {
+  // Attached before any storage wait: a client that leaves while storage is slow cancels what is
+  // left to do, and is not an error.
+  const abort = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const where = { clientId: principal.clientId, ...('symbol' in target ? { symbol: target.symbol } : { path: target.path }) };
+
   let prepared: PreparedDownload | undefined;
   let failure: unknown;
   try {
@@ -38,6 +54,10 @@ export async function handleDownload(
     prepared = await deps.files.prepareDownload(principal, target, request);
   } catch (error) {
     failure = error;
+  }
+  if (abort.signal.aborted) {
+    deps.logger.debug(where, 'client left before the download was decided');
+    return;
   }
   if (prepared?.decision.kind !== 'notModified') await deps.limiter(req, res, principal);
   if (prepared === undefined) throw failure;
@@ -60,12 +80,15 @@ export async function handleDownload(
   }
 
   const length = decision.kind === 'partial' ? decision.range.end - decision.range.start + 1 : properties.size;
-  const abort = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
   // Open storage before any header is written, so a changed or vanished file still gets a clean error.
-  const content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
+  let content;
+  try {
+    content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
+  } catch (error) {
+    if (!abort.signal.aborted) throw error;
+    deps.logger.debug(where, 'client left before the download started');
+    return;
+  }
 
   setValidators(res, prepared);
   // setHeader, not res.set: Express would append a charset to the blob's own content type.
@@ -82,11 +105,14 @@ export async function handleDownload(
     return;
   }
   try {
-    await streamBody(res, content, length);
+    await streamBody(res, content, length, { idleTimeoutMs: deps.idleTimeoutMs });
   } catch (error) {
-    const where = { clientId: principal.clientId, file: prepared.entry.fileName };
-    if (abort.signal.aborted) deps.logger.info(where, 'download cancelled by the client');
-    else deps.logger.error({ ...where, err: error }, 'download failed mid-stream; connection destroyed');
+    abort.abort();
+    const reason = error instanceof TransferFailed ? error.reason : 'storage-failed';
+    const fields = { ...where, file: prepared.entry.fileName, reason, err: error };
+    if (reason === 'aborted') deps.logger.info(fields, 'download cancelled by the client');
+    else if (reason === 'reader-idle') deps.logger.warn(fields, 'download cut: the client stopped reading');
+    else deps.logger.error(fields, 'download failed mid-stream; connection destroyed');
   }
 }
 
@@ -105,5 +131,6 @@ function setValidators(res: Response, prepared: PreparedDownload): void {
     ETag: prepared.properties.etag,
     'Last-Modified': prepared.properties.lastModified.toUTCString(),
     'Cache-Control': downloadCacheControl,
+    ...downloadSafetyHeaders,
   });
 }

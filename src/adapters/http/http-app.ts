@@ -10,7 +10,14 @@ import { createOperationHandlers, type OperationHandler } from './api-handlers.j
 import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from './grammar/authorization.js';
 import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } from './openapi-contract.js';
-import { createDownloadLimiter, createTokenThrottles, type DownloadRateLimit, type TokenThrottle } from './rate-limits.js';
+import {
+  createDownloadLimiter,
+  createTokenIssueLimit,
+  TokenFailureThrottle,
+  type DownloadRateLimit,
+  type TokenFailureLimits,
+  type TokenIssueLimit,
+} from './rate-limits.js';
 import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 
@@ -21,8 +28,11 @@ export interface HttpAppDependencies {
   readonly auth: ClientAuthentication;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly tokenThrottle: TokenThrottle;
+  readonly tokenFailureLimits: TokenFailureLimits;
+  readonly tokenIssueLimit: TokenIssueLimit;
   readonly downloadRateLimit: DownloadRateLimit;
+  /** How long a download may make no progress before it is cut. */
+  readonly downloadIdleTimeoutMs: number;
   /** Express's `trust proxy` setting, so throttling sees subscribers' addresses behind App Service. */
   readonly trustProxy: boolean | number | string;
 }
@@ -40,6 +50,11 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
   app.set('trust proxy', deps.trustProxy);
   app.set('query parser', 'simple');
 
+  // Fetch's `nosniff`: browsers take every answer, a stored file included, as the type it says it is.
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
   app.use(
     pinoHttp({
       logger: deps.logger,
@@ -54,10 +69,9 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
     }),
   );
 
-  // The token endpoint's steps before its operation handler: the per-address throttle runs before
-  // the body is read; the per-client one needs the client id from the body.
-  const throttles = createTokenThrottles(deps.tokenThrottle, requestedClientId);
-  app.post('/oauth/token', throttles.perAddress, ...tokenRequestBodyParsers(), throttles.perClient);
+  // The token endpoint's steps before its operation handler: read the body (bounded), then the
+  // client's issued-token budget, checked before any secret is verified.
+  app.post('/oauth/token', ...tokenRequestBodyParsers(), createTokenIssueLimit(deps.tokenIssueLimit, requestedClientId));
 
   app.use(createContractRouter(deps));
   app.use(renderErrors);
@@ -77,8 +91,9 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     limiter: createDownloadLimiter(deps.downloadRateLimit),
     logger: deps.logger,
     clock: deps.clock,
+    idleTimeoutMs: deps.downloadIdleTimeoutMs,
     openApiDocument: deps.openApiDocument,
-    issueToken: createTokenIssuer(deps.auth),
+    issueToken: createTokenIssuer(deps.auth, new TokenFailureThrottle(deps.tokenFailureLimits)),
   });
 
   const authenticate = async (req: Request): Promise<Principal> => {

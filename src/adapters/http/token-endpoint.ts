@@ -10,13 +10,14 @@ import OAuth2Server, {
   UnauthorizedClientError,
   UnsupportedGrantTypeError,
 } from '@node-oauth/oauth2-server';
-import type { Client, ClientCredentialsModel, Token } from '@node-oauth/oauth2-server';
+import type { Client, ClientCredentialsModel } from '@node-oauth/oauth2-server';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { ClientAuthentication, IssuedToken } from '../../domain/client-authentication.js';
 import { InvalidClient } from '../../domain/errors.js';
 import type { ClientRecord } from '../../domain/ports.js';
 import { RequestRefused, type HttpErrorCode } from './error-responses.js';
 import { parseBasicCredentials } from './grammar/authorization.js';
+import { addressOf, type TokenFailureThrottle } from './rate-limits.js';
 
 /**
  * `POST /oauth/token`: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4), run by
@@ -68,21 +69,19 @@ export interface TokenResponse {
   readonly expires_in: number;
 }
 
+/** What the model learnt while the library ran one token request. */
+interface GrantState {
+  /** A secret was verified and refused (not: no secret at all, or a registry failure). */
+  secretRejected: boolean;
+  issued: IssuedToken | undefined;
+}
+
 /**
  * Runs the grant for an Express request whose body the parsers above have read and `openapi.yaml`
  * has validated. Resolves to the token response; throws a `RequestRefused` or domain error that the
- * error renderer writes.
+ * error renderer writes. Wrong secrets are counted by `throttle`, which is consulted first.
  */
-export function createTokenIssuer(auth: ClientAuthentication): (req: Request) => Promise<TokenResponse> {
-  // The library needs the lifetime to compute `accessTokenExpiresAt`; the token itself, and the
-  // `expires_in` answered, come from the domain's `IssuedToken`.
-  const issued = new Map<string, IssuedToken>();
-  const server = new OAuth2Server({
-    model: oauthModel(auth, issued),
-    accessTokenLifetime: auth.tokenLifetimeSeconds,
-    requireClientAuthentication: { client_credentials: true },
-  });
-
+export function createTokenIssuer(auth: ClientAuthentication, throttle: TokenFailureThrottle): (req: Request) => Promise<TokenResponse> {
   return async (req) => {
     const fields = bodyFields(req);
     const authorization = req.get('authorization');
@@ -94,6 +93,10 @@ export function createTokenIssuer(auth: ClientAuthentication): (req: Request) =>
     if (basic !== undefined && (fields['client_secret'] !== undefined || (fields['client_id'] !== undefined && fields['client_id'] !== basic.clientId))) {
       throw new RequestRefused('invalid_request', 'Use either HTTP Basic or client_id/client_secret in the body, not both', { oauth: true });
     }
+    const clientId = basic?.clientId ?? fields['client_id'];
+    const address = addressOf(req);
+    if (clientId !== undefined) await throttle.check(clientId, address);
+
     // The library reads form bodies only, and Basic credentials without the RFC's form-decoding:
     // hand it both as form parameters.
     const form = basic === undefined ? fields : { ...fields, client_id: basic.clientId, client_secret: basic.clientSecret };
@@ -107,20 +110,27 @@ export function createTokenIssuer(auth: ClientAuthentication): (req: Request) =>
       },
       body: form,
     });
-    let token: Token;
+    const state: GrantState = { secretRejected: false, issued: undefined };
+    // One server per request (it only holds options), so that its model reports on this request alone.
+    const server = new OAuth2Server({
+      model: oauthModel(auth, state),
+      // The library needs the lifetime to compute `accessTokenExpiresAt`; the token itself, and the
+      // `expires_in` answered, come from the domain's `IssuedToken`.
+      accessTokenLifetime: auth.tokenLifetimeSeconds,
+      requireClientAuthentication: { client_credentials: true },
+    });
     try {
-      token = await server.token(oauthRequest, new OAuthResponse());
+      await server.token(oauthRequest, new OAuthResponse());
     } catch (error) {
+      if (state.secretRejected && clientId !== undefined) await throttle.recordFailure(clientId, address);
       throw contractError(error);
     }
-    const issuedToken = issued.get(token.accessToken);
-    issued.delete(token.accessToken);
-    if (issuedToken === undefined) throw new Error('The token model did not record the token it issued');
-    return { access_token: issuedToken.accessToken, token_type: 'Bearer', expires_in: issuedToken.expiresIn };
+    if (state.issued === undefined) throw new Error('The token model issued no token');
+    return { access_token: state.issued.accessToken, token_type: 'Bearer', expires_in: state.issued.expiresIn };
   };
 }
 
-function oauthModel(auth: ClientAuthentication, issued: Map<string, IssuedToken>): ClientCredentialsModel {
+function oauthModel(auth: ClientAuthentication, state: GrantState): ClientCredentialsModel {
   return {
     async getClient(clientId: string, clientSecret: string) {
       try {
@@ -129,8 +139,9 @@ function oauthModel(auth: ClientAuthentication, issued: Map<string, IssuedToken>
         return client;
       } catch (error) {
         // The library turns a falsy client into its `invalid_client` error.
-        if (error instanceof InvalidClient) return false;
-        throw error;
+        if (!(error instanceof InvalidClient)) throw error;
+        state.secretRejected = true;
+        return false;
       }
     },
     async getUserFromClient(client) {
@@ -138,9 +149,8 @@ function oauthModel(auth: ClientAuthentication, issued: Map<string, IssuedToken>
       return { id: client.id };
     },
     async generateAccessToken(client) {
-      const token = await auth.issueToken((client as GatewayClient).record);
-      issued.set(token.accessToken, token);
-      return token.accessToken;
+      state.issued = await auth.issueToken((client as GatewayClient).record);
+      return state.issued.accessToken;
     },
     async saveToken(token, client, user) {
       return { ...token, client, user };
