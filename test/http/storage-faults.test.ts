@@ -202,7 +202,8 @@ describe('the gateway when Azure Blob Storage fails (faults injected with nock)'
     gateway = await startGateway({
       store: fromConnectionString(connectionString, containerName, pipelineOptions),
       clients: [acme, ...Object.values(indexScenarioClients)],
-      env: { INDEX_REFRESH_SECONDS: '0' },
+      // A storage body that stops sending is cut after a second of silence.
+      env: { INDEX_REFRESH_SECONDS: '0', DOWNLOAD_IDLE_TIMEOUT_SECONDS: '1' },
     });
   });
 
@@ -415,6 +416,23 @@ describe('the gateway when Azure Blob Storage fails (faults injected with nock)'
 
         expect(download.status).to.equal(200);
         expect(download.received).to.be.below(size);
+        expect(download.complete).to.equal(false);
+        storage.done();
+      });
+
+      it('cuts a body that stops sending (storage frozen mid-body) after DOWNLOAD_IDLE_TIMEOUT_SECONDS', async function () {
+        answerProperties(storage, large);
+        const frozen = new Readable({ read() {} });
+        frozen.push(Buffer.alloc(64 * 1024, 0x61));
+        storage
+          .get(urlPathOf(large))
+          .query(true)
+          .reply(200, () => asReplyBody(frozen), blobHeaders(large, size));
+
+        const download = await downloadRaw(gateway.port, '/download/QUOTES', await gateway.tokenFor(acme.clientId));
+
+        expect(download.status).to.equal(200);
+        expect(download.received).to.equal(64 * 1024);
         expect(download.complete).to.equal(false);
         storage.done();
       });
