@@ -17,6 +17,8 @@ export interface ClientsCliIo {
   readonly stderr: { write(text: string): unknown };
   /** The time stamped into `createdAt` and `updatedAt`; the system clock when absent. */
   readonly now?: () => Date;
+  /** Standard input, read whole, for `--secret-stdin`. */
+  readonly readStdin?: () => Promise<string>;
 }
 
 /**
@@ -102,28 +104,26 @@ function buildProgram(io: ClientsCliIo): Command {
     .argument('<client_id>', '1-64 characters of A-Z a-z 0-9 . _ -, not starting with "."')
     .option(
       '--secret <secret>',
-      'import an existing secret instead of generating one (16-512 printable ASCII characters, no spaces)',
+      'import an existing secret instead of generating one (16-512 printable ASCII characters, no spaces); prefer --secret-stdin',
     )
+    .option('--secret-stdin', 'read the secret to import from standard input, so it never shows in `ps` or shell history')
     .option('--index <path>', 'storage path of the client index CSV (default: indexes/<client_id>.csv)')
-    .action(async (clientId: string, options: { secret?: string; index?: string }) => {
+    .action(async (clientId: string, options: SecretOptions & { index?: string }) => {
       checkClientId(clientId);
       const indexPath = options.index ?? defaultIndexPath(clientId);
       checkIndexPath(indexPath);
-      const secret = chooseSecret(options.secret);
+      const secret = await chooseSecret(options, io);
       const store = registry();
-      const file = await store.load();
-      if (Object.hasOwn(file.clients, clientId)) {
-        throw new CliFailure(EXIT_REFUSED, `client "${clientId}" already exists in ${store.path}`);
-      }
+      // Hashed before the registry is locked, so that the lock is held for milliseconds.
+      const secretHash = await hashSecret(secret.value);
       const stamp = now();
-      file.clients[clientId] = {
-        secretHash: await hashSecret(secret.value),
-        indexPath,
-        enabled: true,
-        createdAt: stamp,
-        updatedAt: stamp,
-      };
-      await store.save(file);
+      await store.modify((file) => {
+        if (Object.hasOwn(file.clients, clientId)) {
+          throw new CliFailure(EXIT_REFUSED, `client "${clientId}" already exists in ${store.path}`);
+        }
+        file.clients[clientId] = { secretHash, indexPath, enabled: true, createdAt: stamp, updatedAt: stamp };
+        return { result: undefined, write: true };
+      });
       out(`client_id: ${clientId}`);
       out(`index_path: ${indexPath}`);
       printSecret(secret, out, note);
@@ -161,8 +161,9 @@ function buildProgram(io: ClientsCliIo): Command {
     .description('replace a client secret; tokens issued with the old one stop working')
     .argument('<client_id>')
     .option('--secret <secret>', 'import this secret instead of generating one (same rules as add)')
-    .action(async (clientId: string, options: { secret?: string }) => {
-      const secret = chooseSecret(options.secret);
+    .option('--secret-stdin', 'read the secret to import from standard input')
+    .action(async (clientId: string, options: SecretOptions) => {
+      const secret = await chooseSecret(options, io);
       const secretHash = await hashSecret(secret.value);
       await update(registry(), clientId, (stored) => ({ ...stored, secretHash, updatedAt: now() }));
       out(`client_id: ${clientId}`);
@@ -202,13 +203,27 @@ interface ChosenSecret {
   readonly generated: boolean;
 }
 
-function chooseSecret(imported: string | undefined): ChosenSecret {
+interface SecretOptions {
+  readonly secret?: string;
+  readonly secretStdin?: boolean;
+}
+
+async function chooseSecret(options: SecretOptions, io: ClientsCliIo): Promise<ChosenSecret> {
+  if (options.secret !== undefined && options.secretStdin === true) {
+    throw new CliFailure(EXIT_USAGE, 'use either --secret or --secret-stdin, not both');
+  }
+  let imported = options.secret;
+  if (options.secretStdin === true) {
+    if (io.readStdin === undefined) throw new CliFailure(EXIT_USAGE, '--secret-stdin: no standard input to read');
+    // One line: the secret, with its line ending (LF or CRLF) removed.
+    imported = (await io.readStdin()).replace(/\r?\n$/, '');
+  }
   if (imported === undefined) return { value: generateSecret(), generated: true };
   if (!IMPORTED_SECRET.test(imported)) {
     // The message never repeats the secret: it may be a real credential with a typo.
     throw new CliFailure(
       EXIT_USAGE,
-      `--secret must be 16 to 512 printable ASCII characters without spaces (got ${imported.length} characters)`,
+      `the imported secret must be 16 to 512 printable ASCII characters without spaces (got ${imported.length} characters)`,
     );
   }
   return { value: imported, generated: false };
@@ -249,20 +264,21 @@ function checkIndexPath(indexPath: string): void {
   }
 }
 
-/** Applies `change` to one client and saves; `undefined` removes it. Unknown client: exit 1. */
+/** Applies `change` to one client under the registry's lock; `undefined` removes it. Unknown client: exit 1. */
 async function update(
   store: JsonClientRegistry,
   clientId: string,
   change: (stored: StoredClient) => StoredClient | undefined,
 ): Promise<void> {
-  const file = await store.load();
-  const stored = Object.hasOwn(file.clients, clientId) ? file.clients[clientId] : undefined;
-  if (stored === undefined) {
-    throw new CliFailure(EXIT_REFUSED, `no client "${clientId}" in ${store.path}`);
-  }
-  const changed = change(stored);
-  if (changed === stored) return;
-  if (changed === undefined) delete file.clients[clientId];
-  else file.clients[clientId] = changed;
-  await store.save(file);
+  await store.modify((file) => {
+    const stored = Object.hasOwn(file.clients, clientId) ? file.clients[clientId] : undefined;
+    if (stored === undefined) {
+      throw new CliFailure(EXIT_REFUSED, `no client "${clientId}" in ${store.path}`);
+    }
+    const changed = change(stored);
+    if (changed === stored) return { result: undefined, write: false };
+    if (changed === undefined) delete file.clients[clientId];
+    else file.clients[clientId] = changed;
+    return { result: undefined, write: true };
+  });
 }

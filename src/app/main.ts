@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { InMemoryClientRegistry } from '../adapters/clients/in-memory-client-registry.js';
 import { JsonClientRegistry } from '../adapters/clients/json-client-registry.js';
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
@@ -26,8 +26,13 @@ function storeFor(config: GatewayConfig): BlobStore {
   }
 }
 
-async function registryFor(config: GatewayConfig): Promise<{ registry: ClientRegistry; demoSecret?: string }> {
-  if (config.clientsFile !== undefined) return { registry: new JsonClientRegistry(config.clientsFile) };
+async function registryFor(config: GatewayConfig, logger: Logger): Promise<{ registry: ClientRegistry; demoSecret?: string }> {
+  if (config.clientsFile !== undefined) {
+    const registry = new JsonClientRegistry(config.clientsFile, {
+      onUnreadable: (error) => logger.error({ err: error }, 'client registry unreadable: serving the last good version until the file is fixed'),
+    });
+    return { registry };
+  }
   const demoSecret = generateSecret();
   const registry = new InMemoryClientRegistry([
     { clientId: demoClientId, secretHash: await hashSecret(demoSecret), indexPath: `indexes/${demoClientId}.csv`, enabled: true },
@@ -48,7 +53,7 @@ async function main(): Promise<void> {
   if (config.tokenSigningKeyIsEphemeral) {
     logger.warn('TOKEN_SIGNING_KEY is not set: using a random key, so tokens die with this process and other instances reject them');
   }
-  const { registry, demoSecret } = await registryFor(config);
+  const { registry, demoSecret } = await registryFor(config, logger);
   const app = await createApp(config, { store: storeFor(config), registry, logger });
 
   const server: Server = createHttpServer(app, logger).listen(config.port);

@@ -110,7 +110,7 @@ describe('clients CLI (runClientsCli)', () => {
         it(`refuses a secret ${name} with exit 2 and does not print it`, async () => {
           const result = await run(['add', 'acme', '--secret', secret]);
           expect(result.code).to.equal(2);
-          expect(result.stderr).to.include('--secret must be 16 to 512 printable ASCII characters');
+          expect(result.stderr).to.include('the imported secret must be 16 to 512 printable ASCII characters');
           expect(result.stderr).to.not.include(secret);
           expect(await stored('acme')).to.equal(undefined);
         });

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import type { ClientRecord, ClientRegistry } from '../../domain/ports.js';
 
 /** One client as stored in the registry file. */
@@ -42,37 +43,121 @@ export function emptyRegistryFile(): ClientRegistryFile {
 }
 
 interface Snapshot {
-  /** Identity of the file version the clients were read from; `missing` when there was no file. */
+  /** Identity of the file version last looked at; `missing` when there was no file. */
   readonly key: string;
   readonly clients: ReadonlyMap<string, ClientRecord>;
 }
 
+/** Whether the registry file could be read the last time it was looked at. */
+export type RegistryHealth = { readonly readable: true } | { readonly readable: false; readonly problem: string };
+
+export interface JsonClientRegistryOptions {
+  /**
+   * Told once per unreadable version of the file while the last good registry keeps being served
+   * (a hand-edit gone wrong, a half-copied file): the operator must fix the file.
+   */
+  readonly onUnreadable?: (error: Error) => void;
+}
+
+/** How long the `clients` CLI waits for another run's lock before it gives up. */
+const LOCK_RETRIES = { retries: 200, factor: 1.2, minTimeout: 10, maxTimeout: 200, randomize: true };
+/** A lock older than this is a crashed run's: it is taken over. */
+const LOCK_STALE_MS = 10_000;
+
 /**
- * The client registry kept in a JSON file that the `clients` CLI edits from another process.
+ * The client registry kept in a JSON file that the `clients` CLI edits from another process (and
+ * that every gateway instance reads, e.g. on App Service's shared `/home`).
  *
  * `find` stats the file on every call and parses it again only when its identity (inode, size,
  * modification and change times) moved, so a client added, rotated or disabled by the CLI counts
- * from the next request on, without reading the file each time.
+ * from the next request on, without reading the file each time. When a new version cannot be read
+ * (not JSON, malformed, unreadable), the last good registry keeps being served and `onUnreadable`
+ * is told; only a registry that was never readable fails requests.
  */
 export class JsonClientRegistry implements ClientRegistry {
   readonly path: string;
   private snapshot: Snapshot | undefined;
+  #health: RegistryHealth = { readable: true };
 
-  constructor(path: string) {
+  constructor(
+    path: string,
+    private readonly options: JsonClientRegistryOptions = {},
+  ) {
     this.path = path;
   }
 
-  /** Throws an `Error` naming the file when it exists but is not a valid registry. */
+  /** Whether the file could be read the last time it was looked at (for readiness). */
+  get health(): RegistryHealth {
+    return this.#health;
+  }
+
+  /** Throws an `Error` naming the file when it cannot be read and no good version was ever read. */
   async find(clientId: string): Promise<ClientRecord | undefined> {
     if (!isValidClientId(clientId)) return undefined;
-    const stats = await this.stat();
-    const key = stats === undefined ? 'missing' : fileKey(stats);
-    if (this.snapshot?.key !== key) {
-      // The key is taken before the read: if the file changes in between, the next call reads it again.
-      const file = stats === undefined ? emptyRegistryFile() : await this.load();
-      this.snapshot = { key, clients: toRecords(file) };
+    return (await this.current()).clients.get(clientId);
+  }
+
+  /** Checks the file now (for readiness probes): resolves with its health, never throws. */
+  async probe(): Promise<RegistryHealth> {
+    try {
+      await this.current();
+    } catch {
+      // `current` has recorded the problem.
     }
-    return this.snapshot.clients.get(clientId);
+    return this.#health;
+  }
+
+  private async current(): Promise<Snapshot> {
+    let key = 'unstatable';
+    try {
+      const stats = await this.stat();
+      key = stats === undefined ? 'missing' : fileKey(stats);
+      // A version already read, or already known to be broken, is not read again.
+      if (this.snapshot !== undefined && (this.snapshot.key === key || this.snapshot.key === `broken:${key}`)) return this.snapshot;
+      const file = stats === undefined ? emptyRegistryFile() : await this.load();
+      this.#health = { readable: true };
+      this.snapshot = { key, clients: toRecords(file) };
+      return this.snapshot;
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      this.#health = { readable: false, problem: failure.message };
+      if (this.snapshot === undefined) throw failure;
+      // Keep serving the last good clients; tell the operator once per broken version.
+      if (this.snapshot.key !== `broken:${key}`) {
+        this.options.onUnreadable?.(failure);
+        this.snapshot = { key: `broken:${key}`, clients: this.snapshot.clients };
+      }
+      return this.snapshot;
+    }
+  }
+
+  /**
+   * Reads, changes and writes the registry under an exclusive lock (a `<file>.lock` directory,
+   * taken over when a crashed run left it for more than 10 s), so that concurrent `clients` runs,
+   * on one machine or over a shared file system, never lose each other's changes. `change` edits
+   * the file it is given and returns whether to write it.
+   */
+  async modify<T>(change: (file: ClientRegistryFile) => { readonly result: T; readonly write: boolean }): Promise<T> {
+    const directory = dirname(this.path);
+    await fs.mkdir(directory, { recursive: true, mode: 0o700 });
+    let compromised: Error | undefined;
+    const release = await lock(this.path, {
+      realpath: false,
+      stale: LOCK_STALE_MS,
+      retries: LOCK_RETRIES,
+      onCompromised: (error) => {
+        compromised = error;
+      },
+    });
+    try {
+      const file = await this.load();
+      const { result, write } = change(file);
+      if (compromised !== undefined) throw new Error(`Lost the lock on ${this.path}: ${compromised.message}`);
+      if (write) await this.save(file);
+      return result;
+    } finally {
+      await release().catch(() => undefined);
+    }
   }
 
   /** The whole file, read now; an empty registry when the file does not exist yet. */

@@ -1,4 +1,4 @@
-import type { BigIntStats, Dirent } from 'node:fs';
+import { fstatSync, type BigIntStats, type Dirent } from 'node:fs';
 import { open, opendir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { extname, join, sep } from 'node:path';
 import { ContentChanged, FileNotFound, StorageUnavailable } from '../../domain/errors.js';
@@ -88,7 +88,7 @@ export class LocalFolderBlobStore implements BlobStore {
         await handle.close();
         return emptyContent();
       }
-      return handle.createReadStream({ start: range.start, end: range.end, signal: options.signal });
+      return closingOnReturn(versionPinnedChunks(handle, range, options, path), handle);
     } catch (error) {
       await handle.close();
       if (error instanceof FileNotFound || error instanceof ContentChanged) throw error;
@@ -180,3 +180,56 @@ function unavailable(error: unknown, path: string): StorageUnavailable {
 }
 
 async function* emptyContent(): AsyncGenerator<Uint8Array> {}
+
+/**
+ * A generator's `finally` only runs once it has started: returning an iteration that never began
+ * must still close the file.
+ */
+function closingOnReturn(chunks: AsyncGenerator<Uint8Array>, handle: FileHandle): BlobContent {
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => chunks.next(),
+      return: async () => {
+        await chunks.return(undefined);
+        await handle.close().catch(() => undefined);
+        return { done: true, value: undefined };
+      },
+    }),
+  };
+}
+
+/** Bytes read per chunk: large enough that the version check after each read costs little. */
+const READ_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * The bytes of `range`, each chunk checked to belong to the version announced (`ifMatch`): after
+ * every read the open file is stat'ed again, and a change of size or modification time (a file
+ * rewritten in place during the download) fails the iteration with `ContentChanged`, so the
+ * gateway destroys the connection rather than send bytes of two versions under one ETag. A chunk
+ * is only handed on once a check after its read passed. Closes the file however the iteration ends.
+ */
+async function* versionPinnedChunks(
+  handle: FileHandle,
+  range: { readonly start: number; readonly end: number },
+  options: BlobReadOptions,
+  path: string,
+): AsyncGenerator<Uint8Array> {
+  try {
+    let position = range.start;
+    while (position <= range.end) {
+      options.signal?.throwIfAborted();
+      const length = Math.min(READ_CHUNK_BYTES, range.end - position + 1);
+      const buffer = Buffer.allocUnsafe(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, position);
+      // fstat on an open descriptor is one cheap system call: done synchronously, off the thread pool.
+      const now = fstatSync(handle.fd, { bigint: true });
+      if (bytesRead === 0 || etagOf(now) !== options.ifMatch) {
+        throw new ContentChanged(`The file at ${JSON.stringify(path)} changed while it was being read`);
+      }
+      position += bytesRead;
+      yield bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}
