@@ -63,7 +63,9 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
         return principal === undefined ? {} : { clientId: principal.clientId };
       },
       serializers: {
-        req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
+        // Never headers (Authorization), never a body, never a query value: a client may put a
+        // secret or a token there (`?client_secret=`, `?access_token=`), which logs must not keep.
+        req: (req: { method: string; url: string }) => ({ method: req.method, url: redactQuery(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
@@ -171,6 +173,24 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
       next(new RequestRefused('invalid_request', 'The request path is not validly percent-encoded'));
     }
   };
+}
+
+/** Query parameters whose values are logged: the API's own, which never carry credentials. */
+const loggedQueryParameters = new Set(['limit']);
+
+/** `url` with the value of every query parameter but the API's own replaced by `[redacted]`. */
+export function redactQuery(url: string): string {
+  const question = url.indexOf('?');
+  if (question === -1) return url;
+  const parameters = url
+    .slice(question + 1)
+    .split('&')
+    .map((parameter) => {
+      const equals = parameter.indexOf('=');
+      const name = equals === -1 ? parameter : parameter.slice(0, equals);
+      return equals === -1 || loggedQueryParameters.has(name) ? parameter : `${name}=[redacted]`;
+    });
+  return `${url.slice(0, question)}?${parameters.join('&')}`;
 }
 
 function needsBearer(security: ReadonlyArray<Record<string, unknown>> | undefined): boolean {
