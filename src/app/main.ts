@@ -56,7 +56,12 @@ async function main(): Promise<void> {
   const { registry, demoSecret } = await registryFor(config, logger);
   const app = await createApp(config, { store: storeFor(config), registry, logger });
 
-  const server: Server = createHttpServer(app, logger).listen(config.port);
+  const server: Server = createHttpServer(app, {
+    logger,
+    headersTimeoutMs: config.headersTimeoutSeconds * 1000,
+    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+    maxConnections: config.maxConnections,
+  }).listen(config.port);
   server.once('listening', () => {
     const address = server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;

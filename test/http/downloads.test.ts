@@ -612,3 +612,47 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
     expect((await gateway.get('acme', `/${FILE.path}`, { 'if-none-match': etag })).status).to.equal(304);
   });
 });
+
+describe('downloads are never a page of the gateway\'s origin', function () {
+  let fixture: BlobStoreFixture;
+  let gateway: TestGateway;
+
+  before(async function () {
+    fixture = await memoryFixture();
+    await fixture.put(
+      'indexes/acme.csv',
+      buildIndexCsv([buildIndexRow({ Symbol: 'PAGE', FileName: 'web/page.html' }), buildIndexRow({ Symbol: 'CSV', FileName: 'data/a.csv' })]),
+    );
+    // A vendor's mistake, or an attacker's upload: HTML stored to be shown inline.
+    await fixture.put('web/page.html', '<script>fetch("/catalog")</script>', { contentType: 'text/html', contentDisposition: 'inline' });
+    await fixture.put('data/a.csv', 'a,b\n1,2\n', { contentType: 'text/csv' });
+    gateway = await startGateway({ store: fixture.store, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }] });
+  });
+
+  after(async function () {
+    await gateway?.close();
+    await fixture?.cleanup();
+  });
+
+  it('answers every download (200, 206, 304, HEAD, by symbol and by path) with X-Content-Type-Options: nosniff', async function () {
+    const full = await gateway.get('acme', '/download/CSV');
+    const etag = String(full.headers['etag']);
+    const responses = [
+      full,
+      await gateway.get('acme', '/download/CSV', { range: 'bytes=0-1' }),
+      await gateway.get('acme', '/download/CSV', { 'if-none-match': etag }),
+      await gateway.get('acme', '/download/CSV', {}, 'HEAD'),
+      await gateway.get('acme', '/data/a.csv'),
+    ];
+    expect(responses.map((response) => response.status)).to.deep.equal([200, 206, 304, 200, 200]);
+    for (const response of responses) expect(response.headers['x-content-type-options']).to.equal('nosniff');
+  });
+
+  it('serves an HTML file stored inline under Content-Security-Policy: sandbox, so no script of it runs on the gateway origin', async function () {
+    const response = await gateway.get('acme', '/download/PAGE');
+    expect(response.status).to.equal(200);
+    expect(response.headers['content-type']).to.equal('text/html');
+    expect(response.headers['content-security-policy']).to.equal('sandbox');
+    expect(response.headers['x-content-type-options']).to.equal('nosniff');
+  });
+});

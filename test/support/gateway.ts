@@ -65,8 +65,14 @@ export async function startGateway(options: GatewayOptions): Promise<TestGateway
   const registry = options.registry ?? (await registryOf(options.clients ?? []));
   const secrets = new Map((options.clients ?? []).map((client) => [client.clientId, client.secret]));
   const { env, clients: _clients, registry: _registry, ...adapters } = options;
-  const app = await createApp(testConfig(env), { logger: quietLogger, ...adapters, registry });
-  const server: Server = createHttpServer(app, adapters.logger ?? quietLogger).listen(0, '127.0.0.1');
+  const config = testConfig(env);
+  const app = await createApp(config, { logger: quietLogger, ...adapters, registry });
+  const server: Server = createHttpServer(app, {
+    logger: adapters.logger ?? quietLogger,
+    headersTimeoutMs: config.headersTimeoutSeconds * 1000,
+    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+    maxConnections: config.maxConnections,
+  }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const port = (server.address() as AddressInfo).port;
 

@@ -43,6 +43,8 @@ export interface RefusalDetails {
   readonly size?: number;
   /** Answer in the shape of RFC 6749 section 5.2 (`error`, `error_description`): the token endpoint's. */
   readonly oauth?: boolean;
+  /** Close the connection after the answer (a request body left unread is not waited for). */
+  readonly closeConnection?: boolean;
   readonly cause?: unknown;
 }
 
@@ -196,6 +198,7 @@ export function describeError(failure: unknown): ErrorResponse {
     'Cache-Control': 'no-store',
     ...(shape === 'oauth' ? oauthHeaders() : {}),
     ...(entry.headers?.(details, message) ?? {}),
+    ...(details.closeConnection === true && { Connection: 'close' }),
   };
   const body =
     shape === 'oauth'

@@ -33,8 +33,26 @@ interface GatewayClient extends Client {
   readonly record: ClientRecord;
 }
 
-/** The body parsers of the token endpoint; a body they cannot read is an OAuth `invalid_request`. */
+/** A token request is a few short parameters; a body larger than this is refused unread. */
+const TOKEN_BODY_LIMIT_BYTES = 4096;
+
+/**
+ * The body parsers of the token endpoint; a body they cannot read is an OAuth `invalid_request`.
+ * A body announced larger than the limit is refused at once, without waiting for it (body-parser
+ * would read a refused body to its end first, holding the connection as long as the client likes),
+ * and the connection is then closed.
+ */
 export function tokenRequestBodyParsers(): RequestHandler[] {
+  const refuseAnnouncedOversize: RequestHandler = (req, _res, next) => {
+    const announced = Number(req.get('content-length') ?? '0');
+    if (!(announced > TOKEN_BODY_LIMIT_BYTES)) return next();
+    next(
+      new RequestRefused('invalid_request', `The request body is larger than ${TOKEN_BODY_LIMIT_BYTES} bytes`, {
+        oauth: true,
+        closeConnection: true,
+      }),
+    );
+  };
   const refuseUnreadable =
     (parser: RequestHandler): RequestHandler =>
     (req: Request, res: Response, next: NextFunction) => {
@@ -43,14 +61,16 @@ export function tokenRequestBodyParsers(): RequestHandler[] {
         next(
           new RequestRefused('invalid_request', 'The request body could not be read as a form or a JSON object', {
             oauth: true,
+            closeConnection: true,
             cause: error,
           }),
         );
       });
     };
   return [
-    refuseUnreadable(express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 20 })),
-    refuseUnreadable(express.json({ limit: '4kb' })),
+    refuseAnnouncedOversize,
+    refuseUnreadable(express.urlencoded({ extended: false, limit: TOKEN_BODY_LIMIT_BYTES, parameterLimit: 20 })),
+    refuseUnreadable(express.json({ limit: TOKEN_BODY_LIMIT_BYTES })),
   ];
 }
 

@@ -631,6 +631,26 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description A conditional or `Range` header (`If-Match`, `If-None-Match`, `If-Modified-Since`,
+         *     `If-Unmodified-Since`, `Range`, `If-Range`) is longer than 8192 characters (RFC 6585
+         *     section 5). A whole header section over 16 KiB gets the same answer before routing.
+         */
+        HeaderTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Request header fields too large",
+                 *       "message": "The if-none-match header is longer than 8192 characters",
+                 *       "code": "headers_too_large"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The caller's index is malformed, or an unexpected error occurred. */
         InternalError: {
             headers: {
@@ -794,6 +814,13 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description A conditional or `Range` header is longer than 8192 characters. No body. */
+        HeadHeaderTooLarge: {
+            headers: {
                 [name: string]: unknown;
             };
             content?: never;
@@ -1228,6 +1255,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             416: components["responses"]["RangeNotSatisfiable"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderTooLarge"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1306,6 +1334,7 @@ export interface operations {
             404: components["responses"]["HeadNotFound"];
             412: components["responses"]["HeadPreconditionFailed"];
             429: components["responses"]["HeadTooManyRequests"];
+            431: components["responses"]["HeadHeaderTooLarge"];
             500: components["responses"]["HeadInternalError"];
             502: components["responses"]["HeadBadGateway"];
             503: components["responses"]["HeadServiceUnavailable"];
@@ -1441,6 +1470,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             416: components["responses"]["RangeNotSatisfiable"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderTooLarge"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1534,6 +1564,7 @@ export interface operations {
             404: components["responses"]["HeadNotFound"];
             412: components["responses"]["HeadPreconditionFailed"];
             429: components["responses"]["HeadTooManyRequests"];
+            431: components["responses"]["HeadHeaderTooLarge"];
             500: components["responses"]["HeadInternalError"];
             502: components["responses"]["HeadBadGateway"];
             503: components["responses"]["HeadServiceUnavailable"];
