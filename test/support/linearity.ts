@@ -3,13 +3,18 @@ import { expect } from 'chai';
 /**
  * Asserts that `parse` runs in time linear in its input's length, as a ratio measured in one run:
  * parsing one 64 KiB input against parsing sixty-four 1 KiB inputs of the same shape, the same
- * number of characters in all. A linear parser takes about as long for both (ratio ~1); a quadratic
+ * number of characters in all (or one `largeLength` input against 64 of 1/64 of it). A linear parser takes about as long for both (ratio ~1); a quadratic
  * one takes about 64 times longer for the large input. No absolute time is asserted, so a slow or
  * busy machine changes both sides alike.
  */
-export function expectLinearTime(parse: (input: string) => unknown, inputOfLength: (length: number) => string): void {
-  const small = inputOfLength(1024);
-  const large = inputOfLength(64 * 1024);
+export function expectLinearTime(
+  parse: (input: string) => unknown,
+  inputOfLength: (length: number) => string,
+  /** For inputs bounded below 64 KiB: the large length, the small one being 1/64 of it. */
+  largeLength = 64 * 1024,
+): void {
+  const small = inputOfLength(largeLength / 64);
+  const large = inputOfLength(largeLength);
   const timeOf = (action: () => void): number => {
     const start = process.hrtime.bigint();
     action();
@@ -35,5 +40,5 @@ export function expectLinearTime(parse: (input: string) => unknown, inputOfLengt
   }
   ratios.sort((a, b) => a - b);
   const median = ratios[Math.floor(ratios.length / 2)] ?? Number.NaN;
-  expect(median, `time for one 64 KiB input / sixty-four 1 KiB inputs (trials: ${ratios.map((r) => r.toFixed(2)).join(', ')})`).to.be.below(8);
+  expect(median, `time for one ${largeLength}-character input / sixty-four of ${largeLength / 64} (trials: ${ratios.map((r) => r.toFixed(2)).join(', ')})`).to.be.below(8);
 }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 
 import { parseDownloadRequest } from '../../../src/adapters/http/grammar/download-request.js';
 import { MAX_RANGES } from '../../../src/adapters/http/grammar/range-header.js';
+import { expectLinearTime } from '../../support/linearity.js';
 import { decideDownload, type DownloadDecision, type DownloadedFile } from '../../../src/domain/download-policy.js';
 
 /** A download request as its header values arrive on the wire. */
@@ -446,3 +447,23 @@ function describeDecision(decision: DownloadDecision): string {
 function abbreviate(value: string): string {
   return value.length > 40 ? `${value.slice(0, 37)}...` : value;
 }
+
+describe('parseDownloadRequest on pathological input (every header at once)', () => {
+  it('runs in linear time in the length of the headers, up to the 8 KiB bound', () => {
+    expectLinearTime(
+      (value) => {
+        const headers: Record<string, string> = {
+          'if-match': `"a"${value}x`,
+          'if-none-match': `"a"${value}x`,
+          'if-modified-since': `Wed, 01 May 2024 12:00:00 GMT${value}x`,
+          'if-unmodified-since': `Wed, 01 May 2024 12:00:00 GMT${value}x`,
+          range: `bytes=0-0${value}x`,
+          'if-range': `"a"${value}x`,
+        };
+        return parseDownloadRequest('GET', (name) => headers[name], NOW);
+      },
+      (n) => ' '.repeat(n),
+      8128,
+    );
+  });
+});

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { decodeRequestPath } from '../../../src/adapters/http/grammar/request-path.js';
+import { expectLinearTime } from '../../support/linearity.js';
 import { expectInvalidPath, GOOD_REQUEST_PATHS, HOSTILE_REQUEST_PATHS } from '../../support/request-paths.js';
 
 describe('decodeRequestPath', () => {
@@ -32,3 +33,23 @@ describe('decodeRequestPath', () => {
   });
 });
 
+
+describe('decodeRequestPath on pathological input', () => {
+  const attempt = (raw: string): void => {
+    try {
+      decodeRequestPath(raw);
+    } catch {
+      // Refused, as it should be: only the time matters here.
+    }
+  };
+  for (const [shape, inputOfLength] of [
+    ['dots and slashes', (n: number) => './'.repeat(n / 2)],
+    ['escapes', (n: number) => '%41'.repeat(n / 3)],
+    ['dots and spaces in one segment', (n: number) => `${'. '.repeat(n / 2 - 1)}x`],
+    ['a malformed escape at the end', (n: number) => `${'a'.repeat(n - 1)}%`],
+  ] as const) {
+    it(`runs in linear time for ${shape}`, () => {
+      expectLinearTime(attempt, inputOfLength);
+    });
+  }
+});
