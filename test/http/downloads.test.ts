@@ -575,6 +575,23 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
     expectTooManyRequests(await download());
   });
 
+  it('refuses a download over the budget without asking storage anything, unless it may be a 304', async function () {
+    expect((await download()).status).to.equal(200);
+    expect((await download()).status).to.equal(200);
+    const store = fixture.store as { getProperties: (path: string) => Promise<unknown> };
+    const original = store.getProperties.bind(store);
+    let propertyReads = 0;
+    store.getProperties = (path) => {
+      propertyReads += 1;
+      return original(path);
+    };
+    expectTooManyRequests(await download());
+    expect(propertyReads, 'storage calls for a refused download').to.equal(0);
+    // A revalidation may be a 304, which is never refused: it is decided first.
+    expect((await download('acme', 'GET', { 'if-none-match': '"not-the-current-tag"' })).status).to.equal(429);
+    expect(propertyReads).to.equal(1);
+  });
+
   it('counts HEAD requests and refuses a HEAD over the limit with 429 and no body', async function () {
     expect((await download('acme', 'HEAD')).status).to.equal(200);
     expect((await download('acme', 'HEAD')).status).to.equal(200);

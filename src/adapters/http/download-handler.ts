@@ -47,10 +47,14 @@ export async function handleDownload(
   });
   const where = { clientId: principal.clientId, ...('symbol' in target ? { symbol: target.symbol } : { path: target.path }) };
 
+  const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
+  // Only a revalidation can end in 304, which is never counted nor refused: any other request is
+  // counted first, so that a client over its budget costs no entitlement check nor storage call.
+  const mayBeNotModified = request.ifNoneMatch !== undefined || request.ifModifiedSince !== undefined;
+  if (!mayBeNotModified) await deps.limiter(req, res, principal);
   let prepared: PreparedDownload | undefined;
   let failure: unknown;
   try {
-    const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
     prepared = await deps.files.prepareDownload(principal, target, request);
   } catch (error) {
     failure = error;
@@ -59,7 +63,7 @@ export async function handleDownload(
     deps.logger.debug(where, 'client left before the download was decided');
     return;
   }
-  if (prepared?.decision.kind !== 'notModified') await deps.limiter(req, res, principal);
+  if (mayBeNotModified && prepared?.decision.kind !== 'notModified') await deps.limiter(req, res, principal);
   if (prepared === undefined) throw failure;
 
   const { decision, properties } = prepared;
