@@ -42,6 +42,28 @@ export interface GatewayConfig {
   readonly maxConnections: number;
   readonly trustProxy: boolean | number | string;
   readonly logLevel: string;
+  /** Shared rate-limit counts for every instance; `undefined`: each instance counts in its memory. */
+  readonly redis: RedisConfig | undefined;
+  /** What a rate limit does when its store (Redis) fails: let the request through, or refuse it with 503. */
+  readonly rateLimitOnStoreError: 'allow' | 'deny';
+  /** How long a readiness probe result is reused, so a health checker cannot overload storage. */
+  readonly readyCacheSeconds: number;
+  /** How long requests in flight may finish after SIGTERM or SIGINT. */
+  readonly shutdownGraceSeconds: number;
+  /** Where audit records are also appended (JSON lines), besides stdout. */
+  readonly auditLogFile: string | undefined;
+  /** The bearer token that `GET /metrics` requires; metrics are off when `undefined`. */
+  readonly metricsToken: string | undefined;
+  /** Azure Monitor (Application Insights) connection string; telemetry export is off when `undefined`. */
+  readonly applicationInsightsConnectionString: string | undefined;
+}
+
+export interface RedisConfig {
+  /** `redis://` or `rediss://` (TLS), credentials included. */
+  readonly url: string;
+  readonly keyPrefix: string;
+  readonly connectTimeoutMs: number;
+  readonly commandTimeoutMs: number;
 }
 
 /** A configuration mistake, naming the variable, that stops start-up. */
@@ -95,7 +117,64 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     maxConnections: integer(env, 'MAX_CONNECTIONS', 2000, 1, 1_000_000),
     trustProxy: trustProxy(env),
     logLevel,
+    redis: redisConfig(env),
+    rateLimitOnStoreError: oneOf(env, 'RATE_LIMIT_ON_STORE_ERROR', ['allow', 'deny'] as const, 'allow'),
+    readyCacheSeconds: integer(env, 'READY_CACHE_SECONDS', 5, 0, 300),
+    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
+    auditLogFile: optionalPath(env, 'AUDIT_LOG_FILE'),
+    metricsToken: metricsToken(env),
+    applicationInsightsConnectionString: applicationInsights(env),
   };
+}
+
+function redisConfig(env: Env): RedisConfig | undefined {
+  const url = nonEmpty(env, 'REDIS_URL');
+  const keyPrefix = nonEmpty(env, 'REDIS_KEY_PREFIX') ?? 'dfg:';
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(keyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 characters of A-Z a-z 0-9 : _ . -');
+  }
+  const connectTimeoutMs = integer(env, 'REDIS_CONNECT_TIMEOUT_MS', 5000, 100, 60_000);
+  const commandTimeoutMs = integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 500, 10, 60_000);
+  if (url === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError('REDIS_URL', 'is not a URL: use redis://[:password@]host[:port] or rediss:// for TLS (Azure Managed Redis: rediss://:<key>@<name>.<region>.redis.azure.net:10000)');
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new ConfigError('REDIS_URL', `must start with redis:// or rediss://, got ${parsed.protocol}//`);
+  }
+  if (parsed.hostname === '') throw new ConfigError('REDIS_URL', 'has no host');
+  return { url, keyPrefix, connectTimeoutMs, commandTimeoutMs };
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function optionalPath(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env, name);
+  return raw === undefined ? undefined : resolve(raw);
+}
+
+function metricsToken(env: Env): string | undefined {
+  const token = nonEmpty(env, 'METRICS_TOKEN');
+  if (token !== undefined && !/^[\x21-\x7E]{16,512}$/.test(token)) {
+    throw new ConfigError('METRICS_TOKEN', 'must be 16 to 512 printable ASCII characters without spaces (e.g. `openssl rand -hex 32`)');
+  }
+  return token;
+}
+
+function applicationInsights(env: Env): string | undefined {
+  const connectionString = nonEmpty(env, 'APPLICATIONINSIGHTS_CONNECTION_STRING');
+  if (connectionString !== undefined && !/(^|;)\s*InstrumentationKey=[0-9a-fA-F-]{36}\s*(;|$)/.test(connectionString)) {
+    throw new ConfigError('APPLICATIONINSIGHTS_CONNECTION_STRING', 'must hold an InstrumentationKey=<GUID> (copy it from the Application Insights resource)');
+  }
+  return connectionString;
 }
 
 /**

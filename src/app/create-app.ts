@@ -1,10 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
+import { noAudit, type AuditTrail } from '../adapters/audit/audit-trail.js';
 import { ScryptSecretHasher } from '../adapters/clients/secret-hash.js';
 import { createHttpApp } from '../adapters/http/http-app.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
-import { memoryStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
+import { memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
+import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
+import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-store.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
@@ -14,6 +17,7 @@ import { FileAccess } from '../domain/file-access.js';
 import type { BlobStore, ClientRegistry, Clock } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
 import { openApiDefinitionPath } from './package-root.js';
+import { Readiness } from './readiness.js';
 
 /** The adapters the app runs on; every setting comes from the validated `GatewayConfig`. */
 export interface AppAdapters {
@@ -24,6 +28,14 @@ export interface AppAdapters {
   readonly clock?: Clock;
   /** Where rate-limit counts live; this process's memory when absent. */
   readonly rateLimitStores?: RateLimitStoreFactory;
+  /** Where audit records go; nowhere when absent (tests that do not look at them). */
+  readonly audit?: AuditTrail;
+  /** The instance's metrics; a fresh set when absent. */
+  readonly metrics?: GatewayMetrics;
+  /** What Redis answers to, when the limits live there (for readiness). */
+  readonly redisProblem?: () => Promise<string | undefined>;
+  /** Readiness of the instance; built over the store and registry when absent. */
+  readonly readiness?: Readiness;
 }
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -33,8 +45,19 @@ export const systemClock: Clock = { now: () => new Date() };
  * Returns the app without listening, so tests can start it on port 0.
  */
 export async function createApp(config: GatewayConfig, adapters: AppAdapters): Promise<Express> {
-  const { store, registry, logger } = adapters;
+  const { registry, logger } = adapters;
   const clock = adapters.clock ?? systemClock;
+  const metrics = adapters.metrics ?? new GatewayMetrics();
+  const store = new InstrumentedBlobStore(adapters.store, metrics);
+  const readiness =
+    adapters.readiness ??
+    new Readiness({
+      store,
+      registry,
+      ...(adapters.redisProblem !== undefined && { redisProblem: adapters.redisProblem }),
+      cacheMs: config.readyCacheSeconds * 1000,
+      clock,
+    });
   const catalogs = new CatalogCache({
     source: new BlobIndexSource(store),
     clock,
@@ -52,7 +75,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     tokenLifetimeSeconds: config.tokenTtlSeconds,
   });
   const definitionPath = openApiDefinitionPath();
-  const stores = adapters.rateLimitStores ?? memoryStores;
+  const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);
 
   return createHttpApp({
     api: await loadOpenApi(definitionPath),
@@ -70,6 +93,10 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     tokenIssueLimit: { limit: config.tokenIssueLimit, windowSeconds: config.tokenIssueWindowSeconds, stores },
     downloadRateLimit: { limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores },
     downloadIdleTimeoutMs: config.downloadIdleTimeoutSeconds * 1000,
+    audit: adapters.audit ?? noAudit,
+    metrics,
+    metricsToken: config.metricsToken,
+    readiness,
     trustProxy: config.trustProxy,
   });
 }

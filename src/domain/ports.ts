@@ -62,6 +62,8 @@ export interface BlobStore {
    * how many calls at once) is the store's business.
    */
   existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>>;
+  /** One cheap call that proves storage answers (for readiness). Throws `StorageUnavailable`. */
+  probe(): Promise<void>;
   /**
    * Streams the blob's bytes once storage has confirmed the version. Throws `FileNotFound` when the blob
    * is gone and `ContentChanged` when its entity tag is no longer `options.ifMatch`.
@@ -116,6 +118,8 @@ export interface ClientRecord {
 export interface ClientRegistry {
   /** The client with this id, or `undefined`. Throws when the registry cannot be read at all. */
   find(clientId: string): Promise<ClientRecord | undefined>;
+  /** What keeps the registry from being read right now, or `undefined` when it reads (for readiness). */
+  problem(): Promise<string | undefined>;
 }
 
 /**

@@ -69,6 +69,10 @@ class RemovableClientRegistry implements ClientRegistry {
   async find(clientId: string): Promise<ClientRecord | undefined> {
     return this.removed.has(clientId) ? undefined : this.clients.find(clientId);
   }
+
+  async problem(): Promise<string | undefined> {
+    return undefined;
+  }
 }
 
 function bearer(token: string, scheme = 'Bearer'): { authorization: string } {

@@ -27,7 +27,7 @@ import { openApi } from '../support/contract.js';
  * The error table, stated independently of `error-responses.ts`: what each code must answer. A
  * change to a status, a challenge or a retry hint has to change this table too.
  */
-const expected: Readonly<Record<ErrorCode, { status: number; error: string; shape: 'error' | 'oauth'; headers?: Record<string, RegExp> }>> = {
+const expected: Readonly<Record<ErrorCode, { status: number; error: string; shape: 'error' | 'oauth' | 'readiness'; headers?: Record<string, RegExp> }>> = {
   invalid_request: { status: 400, error: 'Bad request', shape: 'error' },
   invalid_path: { status: 400, error: 'Bad request', shape: 'error' },
   missing_token: { status: 401, error: 'Unauthorized', shape: 'error', headers: { 'WWW-Authenticate': /^Bearer realm="data-file-gateway"$/ } },
@@ -52,6 +52,8 @@ const expected: Readonly<Record<ErrorCode, { status: number; error: string; shap
   storage_failed: { status: 502, error: 'Bad gateway', shape: 'error' },
   storage_unavailable: { status: 503, error: 'Service unavailable', shape: 'error', headers: { 'Retry-After': /^5$/ } },
   content_changed: { status: 503, error: 'Service unavailable', shape: 'error', headers: { 'Retry-After': /^1$/ } },
+  limits_unavailable: { status: 503, error: 'Service unavailable', shape: 'error', headers: { 'Retry-After': /^17$/ } },
+  not_ready: { status: 503, error: 'not_ready', shape: 'readiness' },
   invalid_client: {
     status: 401,
     error: 'invalid_client',
@@ -81,7 +83,7 @@ function failureOf(code: ErrorCode): Error {
   const make = domain[code];
   if (make !== undefined) return make();
   if (code === 'internal_error') return new TypeError('Cannot read properties of undefined (reading "x") at /srv/secret/path.js');
-  return new RequestRefused(code as HttpErrorCode, `refused: ${code}`, { allow: ['GET', 'HEAD'], size: 1234, retryAfterSeconds: 17 });
+  return new RequestRefused(code as HttpErrorCode, `refused: ${code}`, { allow: ['GET', 'HEAD'], size: 1234, retryAfterSeconds: 17, reasons: ['storage: down'] });
 }
 
 describe('the error renderer (src/adapters/http/error-responses.ts)', function () {
@@ -92,7 +94,7 @@ describe('the error renderer (src/adapters/http/error-responses.ts)', function (
 
     for (const code of Object.keys(expected) as ErrorCode[]) {
       const want = expected[code];
-      it(`answers ${code} with ${want.status}, its headers, Cache-Control: no-store and a ${want.shape === 'oauth' ? 'RFC 6749' : 'JSON'} body carrying the code`, function () {
+      it(`answers ${code} with ${want.status}, its headers, Cache-Control: no-store and a ${want.shape === 'oauth' ? 'RFC 6749' : want.shape === 'readiness' ? 'readiness' : 'JSON'} body carrying the code`, function () {
         const response = describeError(failureOf(code));
         expect(response.status).to.equal(want.status);
         expect(response.code).to.equal(code);
@@ -103,6 +105,8 @@ describe('the error renderer (src/adapters/http/error-responses.ts)', function (
         if (want.shape === 'oauth') {
           expect(response.body).to.have.all.keys('error', 'error_description', 'code');
           expect(response.body).to.include({ error: want.error, code });
+        } else if (want.shape === 'readiness') {
+          expect(response.body).to.deep.equal({ status: 'not_ready', reasons: ['storage: down'] });
         } else {
           expect(response.body).to.have.all.keys('error', 'message', 'code');
           expect(response.body).to.include({ error: want.error, code });
@@ -113,9 +117,13 @@ describe('the error renderer (src/adapters/http/error-responses.ts)', function (
   });
 
   describe('the contract', function () {
-    it('declares every code the table can answer in openapi.yaml (Error.code or OAuthError.code), and no other', async function () {
+    it('declares every code the table can answer in openapi.yaml (Error.code, OAuthError.code or NotReady.status), and no other', async function () {
       const schemas = ((await openApi()).definition.components?.schemas ?? {}) as Record<string, { properties?: Record<string, { enum?: string[] }> }>;
-      const declared = new Set([...(schemas['Error']?.properties?.['code']?.enum ?? []), ...(schemas['OAuthError']?.properties?.['code']?.enum ?? [])]);
+      const declared = new Set([
+        ...(schemas['Error']?.properties?.['code']?.enum ?? []),
+        ...(schemas['OAuthError']?.properties?.['code']?.enum ?? []),
+        ...(schemas['NotReady']?.properties?.['status']?.enum ?? []),
+      ]);
       expect([...declared].sort()).to.deep.equal([...errorCodes].sort());
     });
   });

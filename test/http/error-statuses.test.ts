@@ -36,6 +36,10 @@ class FailingPathsStore implements BlobStore {
     this.check(path);
     return this.inner.read(path, options);
   }
+
+  probe(): Promise<void> {
+    return this.inner.probe();
+  }
 }
 
 
@@ -138,6 +142,9 @@ describe('POST /oauth/token when the client registry fails', function () {
     constructor(private readonly failure: Error) {}
     async find(): Promise<ClientRecord | undefined> {
       throw this.failure;
+    }
+    async problem(): Promise<string | undefined> {
+      return this.failure.message;
     }
   }
   const body = 'grant_type=client_credentials&client_id=acme&client_secret=whatever-secret-x';

@@ -459,6 +459,9 @@ describe('POST /oauth/token throttling of wrong secrets', function () {
         if (this.failing) throw new StorageUnavailable('registry storage busy', { retryable: true });
         return this.inner.find(clientId);
       }
+      async problem(): Promise<string | undefined> {
+        return this.failing ? 'registry storage busy' : undefined;
+      }
     }
 
     it('never counts a 5xx: a client retrying through an outage is not locked out when it ends', async function () {

@@ -45,6 +45,10 @@ class ControllableStore implements BlobStore {
     return this.inner.existing(paths);
   }
 
+  probe(): Promise<void> {
+    return this.inner.probe();
+  }
+
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
     if (!path.startsWith('indexes/')) this.reads += 1;
     const content = await this.inner.read(path, options);

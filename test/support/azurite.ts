@@ -30,14 +30,14 @@ const EXIT_WITH_PARENT = 'data:text/javascript,process.once("disconnect",()=>pro
 
 /**
  * Starts an Azurite blob server in a child process (so its memory is not the test process's), on a
- * port the OS picks, with in-memory persistence.
+ * port the OS picks (or `port`, to start it again where a stopped one was), with in-memory persistence.
  */
-export async function startAzurite(): Promise<RunningAzurite> {
+export async function startAzurite(options: { readonly port?: number } = {}): Promise<RunningAzurite> {
   const startedAt = performance.now();
   const main = createRequire(import.meta.url).resolve('azurite/dist/src/blob/main.js');
   const child = fork(
     main,
-    ['--blobHost', '127.0.0.1', '--blobPort', '0', '--inMemoryPersistence', '--skipApiVersionCheck',
+    ['--blobHost', '127.0.0.1', '--blobPort', String(options.port ?? 0), '--inMemoryPersistence', '--skipApiVersionCheck',
       '--disableTelemetry', '--loose', '--silent'],
     {
       // Not the test process's flags: Azurite is plain CommonJS and needs no TypeScript loader.

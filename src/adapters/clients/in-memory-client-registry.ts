@@ -17,4 +17,8 @@ export class InMemoryClientRegistry implements ClientRegistry {
   async find(clientId: string): Promise<ClientRecord | undefined> {
     return this.clients.get(clientId);
   }
+
+  async problem(): Promise<string | undefined> {
+    return undefined;
+  }
 }

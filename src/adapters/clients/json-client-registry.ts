@@ -97,14 +97,14 @@ export class JsonClientRegistry implements ClientRegistry {
     return (await this.current()).clients.get(clientId);
   }
 
-  /** Checks the file now (for readiness probes): resolves with its health, never throws. */
-  async probe(): Promise<RegistryHealth> {
+  /** Checks the file now (for readiness): what keeps it from being read, or `undefined`. */
+  async problem(): Promise<string | undefined> {
     try {
       await this.current();
     } catch {
       // `current` has recorded the problem.
     }
-    return this.#health;
+    return this.#health.readable ? undefined : `client registry ${this.path}: ${this.#health.problem}`;
   }
 
   private async current(): Promise<Snapshot> {

@@ -1,6 +1,8 @@
 import type { Request, Response } from 'express';
 import type { Principal } from '../../domain/ports.js';
+import type { Registry } from 'prom-client';
 import { handleDownload, type DownloadHandlerDependencies } from './download-handler.js';
+import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from './grammar/request-path.js';
 import type { TokenResponse } from './token-endpoint.js';
 
@@ -18,6 +20,10 @@ export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   readonly openApiDocument: string;
   /** Runs the client credentials grant for a token request. */
   readonly issueToken: (req: Request) => Promise<TokenResponse>;
+  /** Whether this instance should get traffic, and why not. */
+  readonly readiness: { report(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }> };
+  /** The Prometheus registry `GET /metrics` exposes. */
+  readonly metricsRegistry: Registry;
 }
 
 export type OperationHandler = (context: OperationContext) => Promise<void>;
@@ -111,6 +117,21 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
 
     async getHealth(context) {
       context.res.set('Cache-Control', 'no-store').status(200).json({ status: 'ok' });
+    },
+
+    async getReadiness(context) {
+      const report = await deps.readiness.report();
+      if (!report.ready) {
+        throw new RequestRefused('not_ready', 'This instance is not ready', { reasons: report.reasons });
+      }
+      context.res.set('Cache-Control', 'no-store').status(200).json({ status: 'ready' });
+    },
+
+    async getMetrics(context) {
+      const text = await deps.metricsRegistry.metrics();
+      // setHeader: the registry's content type carries its own version and charset.
+      context.res.setHeader('Content-Type', deps.metricsRegistry.contentType);
+      context.res.set('Cache-Control', 'no-store').status(200).send(text);
     },
 
     async getOpenApiDocument(context) {

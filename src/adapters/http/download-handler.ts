@@ -1,18 +1,17 @@
 import { posix } from 'node:path';
 import contentDisposition from 'content-disposition';
 import type { Request, Response } from 'express';
-import type { Logger } from 'pino';
 import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/file-access.js';
 import type { Clock, Principal } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
 import { parseDownloadRequest } from './grammar/download-request.js';
+import { startDownloadAttempt } from './observability.js';
 import type { DownloadLimiter } from './rate-limits.js';
 import { streamBody, TransferFailed } from './stream-body.js';
 
 export interface DownloadHandlerDependencies {
   readonly files: FileAccess;
   readonly limiter: DownloadLimiter;
-  readonly logger: Logger;
   readonly clock: Clock;
   /** How long a transfer may make no progress before it is cut. */
   readonly idleTimeoutMs: number;
@@ -46,6 +45,18 @@ export async function handleDownload(
     if (!res.writableFinished) abort.abort();
   });
   const where = { clientId: principal.clientId, ...('symbol' in target ? { symbol: target.symbol } : { path: target.path }) };
+  // The request's own logger: every line carries its request id.
+  const logger = req.log;
+  const attempt = startDownloadAttempt(res, {
+    clientId: principal.clientId,
+    symbol: 'symbol' in target ? target.symbol : null,
+    path: 'path' in target ? target.path : null,
+    range: req.get('range') ?? null,
+    fileSize: null,
+    etag: null,
+    bytesSent: 0,
+    failure: undefined,
+  });
 
   const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
   // Only a revalidation can end in 304, which is never counted nor refused: any other request is
@@ -60,13 +71,17 @@ export async function handleDownload(
     failure = error;
   }
   if (abort.signal.aborted) {
-    deps.logger.debug(where, 'client left before the download was decided');
+    logger.debug(where, 'client left before the download was decided');
     return;
   }
   if (mayBeNotModified && prepared?.decision.kind !== 'notModified') await deps.limiter(req, res, principal);
   if (prepared === undefined) throw failure;
 
   const { decision, properties } = prepared;
+  attempt.symbol = prepared.entry.symbol;
+  attempt.path = prepared.entry.fileName;
+  attempt.fileSize = properties.size;
+  attempt.etag = properties.etag;
   switch (decision.kind) {
     case 'notModified':
       setValidators(res, prepared);
@@ -90,7 +105,7 @@ export async function handleDownload(
     content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
   } catch (error) {
     if (!abort.signal.aborted) throw error;
-    deps.logger.debug(where, 'client left before the download started');
+    logger.debug(where, 'client left before the download started');
     return;
   }
 
@@ -109,14 +124,18 @@ export async function handleDownload(
     return;
   }
   try {
-    await streamBody(res, content, length, { idleTimeoutMs: deps.idleTimeoutMs });
+    await streamBody(res, content, length, {
+      idleTimeoutMs: deps.idleTimeoutMs,
+      onBytes: (count) => (attempt.bytesSent += count),
+    });
   } catch (error) {
     abort.abort();
     const reason = error instanceof TransferFailed ? error.reason : 'storage-failed';
+    attempt.failure = reason;
     const fields = { ...where, file: prepared.entry.fileName, reason, err: error };
-    if (reason === 'aborted') deps.logger.info(fields, 'download cancelled by the client');
-    else if (reason === 'reader-idle') deps.logger.warn(fields, 'download cut: the client stopped reading');
-    else deps.logger.error(fields, 'download failed mid-stream; connection destroyed');
+    if (reason === 'aborted') logger.info(fields, 'download cancelled by the client');
+    else if (reason === 'reader-idle') logger.warn(fields, 'download cut: the client stopped reading');
+    else logger.error(fields, 'download failed mid-stream; connection destroyed');
   }
 }
 

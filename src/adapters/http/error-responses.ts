@@ -27,7 +27,9 @@ export type HttpErrorCode =
   | 'invalid_grant'
   | 'unauthorized_client'
   | 'invalid_scope'
-  | 'internal_error';
+  | 'internal_error'
+  | 'limits_unavailable'
+  | 'not_ready';
 
 /** The stable, machine-readable `code` of every JSON error body. */
 export type ErrorCode = DomainErrorCode | HttpErrorCode;
@@ -45,6 +47,8 @@ export interface RefusalDetails {
   readonly oauth?: boolean;
   /** Close the connection after the answer (a request body left unread is not waited for). */
   readonly closeConnection?: boolean;
+  /** Why an instance is not ready (`/ready`'s 503). */
+  readonly reasons?: readonly string[];
   readonly cause?: unknown;
 }
 
@@ -62,11 +66,14 @@ export class RequestRefused extends Error {
 }
 
 type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-type Shape = 'error' | 'oauth';
+type Shape = 'error' | 'oauth' | 'readiness';
 
 interface ErrorEntry {
   readonly status: number;
-  /** Which body shape: the API's `{error, message}` or OAuth's `{error, error_description}`. */
+  /**
+   * Which body shape: the API's `{error, message}`, OAuth's `{error, error_description}`, or the
+   * readiness probe's `{status: "not_ready", reasons}`.
+   */
   readonly shape: Shape;
   /** Logged with the request id; routine refusals stay at debug because the access log has them. */
   readonly log: LogLevel;
@@ -153,6 +160,13 @@ const errorTable: Readonly<Record<ErrorCode, ErrorEntry>> = {
     message: () => 'Storage could not be reached or failed; try again later',
     headers: () => ({ 'Retry-After': String(retryAfterSeconds.storageBusy) }),
   },
+  not_ready: { status: 503, shape: 'readiness', log: 'debug' },
+  limits_unavailable: {
+    status: 503,
+    shape: 'error',
+    log: 'debug',
+    headers: (details) => ({ 'Retry-After': String(details.retryAfterSeconds ?? 5) }),
+  },
   content_changed: {
     status: 503,
     shape: 'error',
@@ -203,12 +217,14 @@ export function describeError(failure: unknown): ErrorResponse {
   const body =
     shape === 'oauth'
       ? { error: code, error_description: message, code }
-      : {
-          error: reasonPhrase(entry.status),
-          message,
-          code,
-          ...(details.validation !== undefined && { details: details.validation }),
-        };
+      : shape === 'readiness'
+        ? { status: 'not_ready', reasons: details.reasons ?? [message] }
+        : {
+            error: reasonPhrase(entry.status),
+            message,
+            code,
+            ...(details.validation !== undefined && { details: details.validation }),
+          };
   return { code, status: entry.status, headers, body, log: entry.log, cause: failure };
 }
 
@@ -266,10 +282,11 @@ function classify(failure: unknown): { code: ErrorCode; message: string; details
 function logError(logger: Logger | undefined, response: ErrorResponse): void {
   if (logger === undefined || !logger.isLevelEnabled(response.log)) return;
   const cause = response.cause;
+  // A failure of the gateway is logged with its cause and stack; a refusal with its reason only.
   const fields =
-    cause instanceof RequestRefused && cause.details.cause === undefined
-      ? { code: response.code, status: response.status }
-      : { code: response.code, status: response.status, err: cause };
+    response.status >= 500
+      ? { code: response.code, status: response.status, err: cause }
+      : { code: response.code, status: response.status, reason: cause instanceof Error ? cause.message : String(cause) };
   logger[response.log](fields, `request refused: ${response.code}`);
 }
 

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Context } from 'openapi-backend';
 import { pinoHttp } from 'pino-http';
@@ -6,9 +7,12 @@ import type { ClientAuthentication } from '../../domain/client-authentication.js
 import { InvalidToken } from '../../domain/errors.js';
 import type { FileAccess } from '../../domain/file-access.js';
 import type { Clock, Principal } from '../../domain/ports.js';
+import type { AuditTrail } from '../audit/audit-trail.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from './grammar/authorization.js';
+import { markTokenRequest, observeResponses, requestIdOf } from './observability.js';
 import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } from './openapi-contract.js';
 import {
   createDownloadLimiter,
@@ -33,6 +37,11 @@ export interface HttpAppDependencies {
   readonly downloadRateLimit: DownloadRateLimit;
   /** How long a download may make no progress before it is cut. */
   readonly downloadIdleTimeoutMs: number;
+  readonly audit: AuditTrail;
+  readonly metrics: GatewayMetrics;
+  /** The bearer token `GET /metrics` requires; the route does not exist without it. */
+  readonly metricsToken: string | undefined;
+  readonly readiness: { report(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }> };
   /** Express's `trust proxy` setting, so throttling sees subscribers' addresses behind App Service. */
   readonly trustProxy: boolean | number | string;
 }
@@ -58,8 +67,13 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
   app.use(
     pinoHttp({
       logger: deps.logger,
+      // Every log line of a request carries its id, which the response echoes in X-Request-Id.
+      genReqId: requestIdOf,
+      customAttributeKeys: { reqId: 'requestId' },
+      // req.log carries `requestId` alone (not the whole request) on every line a handler writes.
+      quietReqLogger: true,
       customProps: (_req, res) => {
-        const principal = res.locals['principal'] as Principal | undefined;
+        const principal = (res as Response).locals['principal'] as Principal | undefined;
         return principal === undefined ? {} : { clientId: principal.clientId };
       },
       serializers: {
@@ -71,9 +85,11 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
     }),
   );
 
+  app.use(observeResponses({ audit: deps.audit, metrics: deps.metrics }));
+
   // The token endpoint's steps before its operation handler: read the body (bounded), then the
   // client's issued-token budget, checked before any secret is verified.
-  app.post('/oauth/token', ...tokenRequestBodyParsers(), createTokenIssueLimit(deps.tokenIssueLimit, requestedClientId));
+  app.post('/oauth/token', markTokenRequest, ...tokenRequestBodyParsers(), createTokenIssueLimit(deps.tokenIssueLimit, requestedClientId));
 
   app.use(createContractRouter(deps));
   app.use(renderErrors);
@@ -91,9 +107,10 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
   const handlers = createOperationHandlers({
     files: deps.files,
     limiter: createDownloadLimiter(deps.downloadRateLimit),
-    logger: deps.logger,
     clock: deps.clock,
     idleTimeoutMs: deps.downloadIdleTimeoutMs,
+    readiness: deps.readiness,
+    metricsRegistry: deps.metrics.registry,
     openApiDocument: deps.openApiDocument,
     issueToken: createTokenIssuer(deps.auth, new TokenFailureThrottle(deps.tokenFailureLimits)),
   });
@@ -128,11 +145,15 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
       throw new RequestRefused('method_not_allowed', `${req.method} is not allowed on ${rawPath}`, { allow: allowedMethods(routeOf, rawPath) });
     },
     postRoutingHandler: (context: Context, _req: Request, res: Response) => {
+      const operationId = context.operation?.operationId;
       // `/{path}` also matches a one-segment API path such as `/%63atalog`; those are no file.
       const target = res.locals['target'] as RequestTarget;
-      if (context.operation !== undefined && byPathOperations.has(context.operation.operationId ?? '') && target.kind !== 'file') {
-        throw new RequestRefused('route_not_found', `No route ${context.request.method.toUpperCase()} ${target.matchPath}`);
-      }
+      const noRoute =
+        (operationId !== undefined && byPathOperations.has(operationId) && target.kind !== 'file') ||
+        // Metrics exist only when METRICS_TOKEN is set.
+        (operationId === 'getMetrics' && deps.metricsToken === undefined);
+      if (noRoute) throw new RequestRefused('route_not_found', `No route ${context.request.method.toUpperCase()} ${target.matchPath}`);
+      if (operationId !== undefined) res.locals['operationId'] = operationId;
     },
     unauthorizedHandler: (context: Context) => {
       const result = (context.security as Record<string, { error?: unknown } | undefined>)['bearerAuth'];
@@ -149,6 +170,14 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     const principal = await authenticate(req);
     res.locals['principal'] = principal;
     return principal;
+  });
+  api.registerSecurityHandler('metricsToken', (_context: Context, req: Request) => {
+    const credentials = parseBearerAuthorization(req.get('authorization'));
+    if (credentials.kind === 'none') throw new RequestRefused('missing_token', 'The metrics token is required');
+    if (credentials.kind !== 'token' || !sameSecret(credentials.token, deps.metricsToken ?? '')) {
+      throw new InvalidToken('The metrics token is not valid');
+    }
+    return true;
   });
 
   return async (req, res, next) => {
@@ -173,6 +202,12 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
       next(new RequestRefused('invalid_request', 'The request path is not validly percent-encoded'));
     }
   };
+}
+
+/** Compares two secrets in constant time, whatever their lengths (their SHA-256 digests are compared). */
+function sameSecret(presented: string, expected: string): boolean {
+  const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+  return expected !== '' && timingSafeEqual(digest(presented), digest(expected));
 }
 
 /** Query parameters whose values are logged: the API's own, which never carry credentials. */

@@ -108,6 +108,18 @@ export class AzureBlobStore implements BlobStore {
     return findExistingBlobs(this, paths, EXISTENCE_CHECK);
   }
 
+  /** One List Blobs page of one blob: what the Storage Blob Data Reader role allows, and cheap. */
+  async probe(): Promise<void> {
+    const timeout = deadline(this.#responseTimeoutMs);
+    try {
+      await this.#container.listBlobsFlat({ abortSignal: timeout.signal }).byPage({ maxPageSize: 1 }).next();
+    } catch (error) {
+      throw toDomainError(error, '');
+    } finally {
+      timeout.clear();
+    }
+  }
+
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
     const blob = this.#container.getBlobClient(validateStoragePath(path));
     const offset = options.range?.start ?? 0;

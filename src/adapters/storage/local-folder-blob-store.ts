@@ -1,5 +1,5 @@
 import { fstatSync, type BigIntStats, type Dirent } from 'node:fs';
-import { open, opendir, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { access, constants, open, opendir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { extname, join, sep } from 'node:path';
 import { ContentChanged, FileNotFound, StorageUnavailable } from '../../domain/errors.js';
 import type {
@@ -64,6 +64,15 @@ export class LocalFolderBlobStore implements BlobStore {
 
   existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>> {
     return findExistingBlobs(this, paths, EXISTENCE_CHECK);
+  }
+
+  async probe(): Promise<void> {
+    const root = await this.#getRealRoot();
+    try {
+      await access(root, constants.R_OK | constants.X_OK);
+    } catch (error) {
+      throw unavailable(error, root);
+    }
   }
 
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {

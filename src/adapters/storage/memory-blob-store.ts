@@ -83,6 +83,10 @@ export class MemoryBlobStore implements BlobStore {
     return found;
   }
 
+  async probe(): Promise<void> {
+    // Memory always answers.
+  }
+
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
     validateStoragePath(path);
     options.signal?.throwIfAborted();

@@ -164,6 +164,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Whether this instance should receive traffic: storage answered a cheap probe recently
+         *     (results are reused for `READY_CACHE_SECONDS`, so polling costs storage nothing more), the
+         *     client registry is readable, Redis answers when the limits live there, and the instance
+         *     is not shutting down. Never rate limited; no token needed. App Service's health check
+         *     points here.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description The instance's metrics in the Prometheus text format. The route exists only when the
+         *     operator sets `METRICS_TOKEN` (`404` otherwise), and answers only to
+         *     `Authorization: Bearer <METRICS_TOKEN>` (compared in constant time): that token, not a
+         *     client's, which is refused.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.yaml": {
         parameters: {
             query?: never;
@@ -296,7 +343,7 @@ export interface components {
          *     | 431 | `Request header fields too large` | `headers_too_large` |
          *     | 500 | `Internal error` | `index_malformed` (the caller's index cannot be read), `internal_error` |
          *     | 502 | `Bad gateway` | `storage_failed` |
-         *     | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), both with `Retry-After` |
+         *     | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), `limits_unavailable` (the shared rate-limit store is down and `RATE_LIMIT_ON_STORE_ERROR=deny`), all with `Retry-After` |
          */
         Error: {
             /** @enum {string} */
@@ -307,7 +354,7 @@ export interface components {
              * @description Stable, machine-readable reason (see the table above).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed";
+            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable";
             /** @description Validation failures, on some `400` responses only. */
             details?: string[];
         };
@@ -406,6 +453,16 @@ export interface components {
          * @description The file's bytes.
          */
         FileContent: string;
+        Ready: {
+            /** @enum {string} */
+            status: "ready";
+        };
+        NotReady: {
+            /** @enum {string} */
+            status: "not_ready";
+            /** @description What keeps the instance from being ready, e.g. `shutting down` or `storage: ...`. */
+            reasons: string[];
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -1356,6 +1413,68 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready for traffic. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ready"];
+                };
+            };
+            /** @description Not ready; `reasons` says what is missing. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotReady"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Metrics are off (`METRICS_TOKEN` is not set). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -1,0 +1,81 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+/** How a download attempt ended. */
+export type DownloadOutcome = 'completed' | 'aborted' | 'failed' | 'refused' | 'not_modified';
+
+/** One download attempt, as the vendor bills and audits it. */
+export interface DownloadAuditRecord {
+  readonly event: 'download';
+  readonly requestId: string;
+  readonly clientId: string;
+  /** The symbol asked for (`/download/<symbol>`), or the one the path resolved to. */
+  readonly symbol: string | null;
+  /** The storage path served, or asked for (`/<path>`). */
+  readonly path: string | null;
+  readonly method: string;
+  readonly status: number;
+  /** The `Range` header as sent, when there was one. */
+  readonly range: string | null;
+  /** Body bytes handed to the subscriber's connection. */
+  readonly bytesSent: number;
+  readonly fileSize: number | null;
+  readonly etag: string | null;
+  readonly outcome: DownloadOutcome;
+  readonly durationMs: number;
+}
+
+/** How a token request ended. */
+export type TokenOutcome = 'issued' | 'invalid_client' | 'invalid_request' | 'throttled' | 'failed';
+
+/** One token request. Never a secret or a token. */
+export interface TokenAuditRecord {
+  readonly event: 'token';
+  readonly requestId: string;
+  /** The client id the request named, as sent (it may not exist). */
+  readonly clientId: string | null;
+  readonly outcome: TokenOutcome;
+  readonly status: number;
+  /** The caller's address, as `trust proxy` sees it. */
+  readonly address: string;
+  readonly durationMs: number;
+}
+
+export type AuditRecord = DownloadAuditRecord | TokenAuditRecord;
+
+/** Where audit records go. */
+export interface AuditTrail {
+  record(record: AuditRecord): void;
+  /** Flushes and closes any file; records after it go to stdout only. */
+  close(): Promise<void>;
+}
+
+/**
+ * The audit trail: one JSON line per record (with `"time"` in ISO 8601, `"level": 30` and `"msg": "audit"`) on
+ * the given destination (stdout, shared with the logs), whatever LOG_LEVEL is, and appended to
+ * `file` when AUDIT_LOG_FILE is set.
+ */
+export function createAuditTrail(destination: DestinationStream, file?: string): AuditTrail {
+  let fileStream: WriteStream | undefined;
+  if (file !== undefined) {
+    mkdirSync(dirname(file), { recursive: true });
+    fileStream = createWriteStream(file, { flags: 'a', mode: 0o600 });
+  }
+  const streams = fileStream === undefined ? destination : pino.multistream([{ stream: destination }, { stream: fileStream }]);
+  const logger: Logger = pino({ level: 'info', base: null, timestamp: pino.stdTimeFunctions.isoTime }, streams);
+  return {
+    record(record) {
+      logger.info(record, 'audit');
+    },
+    close: () =>
+      new Promise((resolve) => {
+        if (fileStream === undefined) return resolve();
+        fileStream.end(() => resolve());
+      }),
+  };
+}
+
+/** An audit trail that keeps nothing: for tests that do not look at it. */
+export const noAudit: AuditTrail = { record: () => undefined, close: async () => undefined };

@@ -1,0 +1,100 @@
+import { metrics as openTelemetry, type Counter as OtelCounter, type Histogram as OtelHistogram } from '@opentelemetry/api';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** Request durations, from a fast JSON answer to a long download. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/** Storage round trips: a property read on loopback to a slow listing. */
+const STORAGE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The gateway's metrics, with bounded label sets (operation ids of `openapi.yaml`, status codes,
+ * outcomes, storage operations, error codes): in a prom-client registry of their own (served at
+ * `GET /metrics`), and mirrored to OpenTelemetry, which exports them to Azure Monitor when it is
+ * configured and does nothing otherwise.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'operation' | 'status'>;
+  readonly #requestDuration: Histogram<'operation'>;
+  readonly #downloadBytes: Counter;
+  readonly #downloads: Counter<'outcome'>;
+  readonly #rateLimited: Counter<'operation'>;
+  readonly #tokensIssued: Counter;
+  readonly #tokensRefused: Counter<'reason'>;
+  readonly #storageDuration: Histogram<'operation'>;
+  readonly #storageErrors: Counter<'operation' | 'code'>;
+  readonly #otel: {
+    readonly requests: OtelCounter;
+    readonly requestDuration: OtelHistogram;
+    readonly downloadBytes: OtelCounter;
+    readonly downloads: OtelCounter;
+    readonly tokens: OtelCounter;
+    readonly storageErrors: OtelCounter;
+  };
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.#requests = new Counter({ name: 'dfg_http_requests_total', help: 'HTTP requests answered, by operation and status.', labelNames: ['operation', 'status'], registers });
+    this.#requestDuration = new Histogram({
+      name: 'dfg_http_request_duration_seconds',
+      help: 'Time from a request to the end of its answer (a whole download included), by operation.',
+      labelNames: ['operation'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+    this.#downloadBytes = new Counter({ name: 'dfg_download_bytes_total', help: 'File bytes handed to subscribers\' connections.', registers });
+    this.#downloads = new Counter({ name: 'dfg_downloads_total', help: 'Download attempts, by outcome.', labelNames: ['outcome'], registers });
+    this.#rateLimited = new Counter({ name: 'dfg_rate_limited_total', help: 'Requests refused with 429, by operation.', labelNames: ['operation'], registers });
+    this.#tokensIssued = new Counter({ name: 'dfg_tokens_issued_total', help: 'Bearer tokens issued.', registers });
+    this.#tokensRefused = new Counter({ name: 'dfg_tokens_refused_total', help: 'Token requests refused, by reason.', labelNames: ['reason'], registers });
+    this.#storageDuration = new Histogram({
+      name: 'dfg_storage_call_duration_seconds',
+      help: 'Storage calls until they answered (a read: until its body starts), by operation.',
+      labelNames: ['operation'],
+      buckets: STORAGE_BUCKETS,
+      registers,
+    });
+    this.#storageErrors = new Counter({ name: 'dfg_storage_errors_total', help: 'Storage calls that failed, by operation and error code.', labelNames: ['operation', 'code'], registers });
+    const meter = openTelemetry.getMeter('data-file-gateway');
+    this.#otel = {
+      requests: meter.createCounter('dfg.http.requests', { description: 'HTTP requests answered' }),
+      requestDuration: meter.createHistogram('dfg.http.request.duration', { unit: 's', description: 'Request duration' }),
+      downloadBytes: meter.createCounter('dfg.download.bytes', { unit: 'By', description: 'File bytes handed to subscribers' }),
+      downloads: meter.createCounter('dfg.downloads', { description: 'Download attempts' }),
+      tokens: meter.createCounter('dfg.token.requests', { description: 'Token requests' }),
+      storageErrors: meter.createCounter('dfg.storage.errors', { description: 'Failed storage calls' }),
+    };
+  }
+
+  requestAnswered(operation: string, status: number, seconds: number): void {
+    this.#requests.inc({ operation, status: String(status) });
+    this.#requestDuration.observe({ operation }, seconds);
+    this.#otel.requests.add(1, { operation, status });
+    this.#otel.requestDuration.record(seconds, { operation });
+    if (status === 429) this.#rateLimited.inc({ operation });
+  }
+
+  downloadEnded(outcome: string, bytes: number): void {
+    this.#downloads.inc({ outcome });
+    this.#otel.downloads.add(1, { outcome });
+    if (bytes > 0) {
+      this.#downloadBytes.inc(bytes);
+      this.#otel.downloadBytes.add(bytes);
+    }
+  }
+
+  tokenRequestEnded(outcome: string): void {
+    if (outcome === 'issued') this.#tokensIssued.inc();
+    else this.#tokensRefused.inc({ reason: outcome });
+    this.#otel.tokens.add(1, { outcome });
+  }
+
+  storageCall(operation: string, seconds: number, errorCode: string | undefined): void {
+    this.#storageDuration.observe({ operation }, seconds);
+    if (errorCode !== undefined) {
+      this.#storageErrors.inc({ operation, code: errorCode });
+      this.#otel.storageErrors.add(1, { operation, code: errorCode });
+    }
+  }
+}

@@ -1,0 +1,122 @@
+import type { Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { InMemoryClientRegistry } from '../adapters/clients/in-memory-client-registry.js';
+import { JsonClientRegistry } from '../adapters/clients/json-client-registry.js';
+import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
+import { fromAccountUrl, fromConnectionString } from '../adapters/storage/azure-blob-store.js';
+import { LocalFolderBlobStore } from '../adapters/storage/local-folder-blob-store.js';
+import type { BlobStore, ClientRegistry } from '../domain/ports.js';
+import { createAuditTrail } from '../adapters/audit/audit-trail.js';
+import { createHttpServer } from '../adapters/http/http-server.js';
+import { connectRedis, pingRedis } from '../adapters/redis/redis-client.js';
+import { redisStores } from '../adapters/redis/redis-rate-limit-stores.js';
+import type { GatewayConfig } from './config.js';
+import { createApp, systemClock } from './create-app.js';
+import { printDemoInstructions } from './demo-instructions.js';
+import { drainOnSignals } from './graceful-shutdown.js';
+import { Readiness } from './readiness.js';
+import type { Telemetry } from './telemetry.js';
+
+const demoClientId = 'demo';
+
+function storeFor(config: GatewayConfig): BlobStore {
+  const azureOptions = { responseTimeoutMs: config.storageTimeoutSeconds * 1000 };
+  switch (config.storage.kind) {
+    case 'local':
+      return new LocalFolderBlobStore(config.storage.dataDir);
+    case 'azure-connection-string':
+      return fromConnectionString(config.storage.connectionString, config.storage.container, azureOptions);
+    case 'azure-managed-identity':
+      return fromAccountUrl(config.storage.accountUrl, config.storage.container, azureOptions);
+  }
+}
+
+async function registryFor(config: GatewayConfig, logger: Logger): Promise<{ registry: ClientRegistry; demoSecret?: string }> {
+  if (config.clientsFile !== undefined) {
+    const registry = new JsonClientRegistry(config.clientsFile, {
+      onUnreadable: (error) => logger.error({ err: error }, 'client registry unreadable: serving the last good version until the file is fixed'),
+    });
+    return { registry };
+  }
+  const demoSecret = generateSecret();
+  const registry = new InMemoryClientRegistry([
+    { clientId: demoClientId, secretHash: await hashSecret(demoSecret), indexPath: `indexes/${demoClientId}.csv`, enabled: true },
+  ]);
+  return { registry, demoSecret };
+}
+
+/**
+ * Runs the gateway with a validated configuration: the adapters it names, the app, the HTTP server,
+ * and the drain on SIGTERM and SIGINT. Storage or Redis being unreachable does not stop it: the
+ * instance starts, `/ready` says what is missing, and it connects when they come up.
+ */
+export async function runServer(config: GatewayConfig, telemetry: Telemetry | undefined): Promise<void> {
+  // One stdout stream for logs and audit records, so their lines never interleave.
+  const stdout = pino.destination(1);
+  const logger = pino(
+    { level: config.logLevel, timestamp: pino.stdTimeFunctions.isoTime, redact: ['req.headers.authorization', 'req.headers.cookie'] },
+    stdout,
+  );
+  if (config.tokenSigningKeyIsEphemeral) {
+    logger.warn('TOKEN_SIGNING_KEY is not set: using a random key, so tokens die with this process and other instances reject them');
+  }
+  const audit = createAuditTrail(stdout, config.auditLogFile);
+  const redis =
+    config.redis === undefined
+      ? undefined
+      : connectRedis({
+          url: config.redis.url,
+          connectTimeoutMs: config.redis.connectTimeoutMs,
+          commandTimeoutMs: config.redis.commandTimeoutMs,
+          logger,
+        });
+  const redisProblem = redis === undefined ? undefined : () => pingRedis(redis);
+  const { registry, demoSecret } = await registryFor(config, logger);
+  const store = storeFor(config);
+  const readiness = new Readiness({
+    store,
+    registry,
+    ...(redisProblem !== undefined && { redisProblem }),
+    cacheMs: config.readyCacheSeconds * 1000,
+    clock: systemClock,
+  });
+  const app = await createApp(config, {
+    store,
+    registry,
+    logger,
+    audit,
+    readiness,
+    ...(redis !== undefined && config.redis !== undefined && { rateLimitStores: redisStores(redis, config.redis.keyPrefix) }),
+  });
+
+  const server: Server = createHttpServer(app, {
+    logger,
+    headersTimeoutMs: config.headersTimeoutSeconds * 1000,
+    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+    maxConnections: config.maxConnections,
+  }).listen(config.port);
+  server.once('listening', () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.port;
+    logger.info({ port, storage: config.storage.kind, redis: redis !== undefined, telemetry: telemetry !== undefined }, 'data file gateway listening');
+    if (demoSecret !== undefined) printDemoInstructions(process.stdout, { port, clientId: demoClientId, clientSecret: demoSecret });
+  });
+  server.once('error', (error) => {
+    logger.fatal({ err: error }, 'could not listen');
+    stdout.flushSync();
+    process.exit(1);
+  });
+  drainOnSignals({
+    server,
+    readiness,
+    graceMs: config.shutdownGraceSeconds * 1000,
+    logger,
+    cleanUp: async () => {
+      await audit.close();
+      redis?.disconnect();
+      await telemetry?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'telemetry could not be flushed'));
+      stdout.flushSync();
+    },
+    exit: (code) => process.exit(code),
+  });
+}

@@ -1,0 +1,123 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+/** One client's usage in the period. */
+export interface ClientUsage {
+  readonly clientId: string;
+  /** Downloads that were completed (whole files and ranges). */
+  readonly downloads: number;
+  /** Downloads the subscriber broke off, having received part of the bytes. */
+  readonly interrupted: number;
+  /** Body bytes handed to the subscriber's connections, by every download. */
+  readonly bytes: number;
+  /** Distinct files of which bytes were sent. */
+  readonly files: number;
+}
+
+export interface UsagePeriod {
+  /** Inclusive. */
+  readonly since?: Date;
+  /** Exclusive. */
+  readonly until?: Date;
+}
+
+export interface UsageReport {
+  readonly clients: readonly ClientUsage[];
+  /** Lines read that are not download audit records (logs, token records, broken lines). */
+  readonly otherLines: number;
+}
+
+interface Totals {
+  downloads: number;
+  interrupted: number;
+  bytes: number;
+  readonly files: Set<string>;
+}
+
+/**
+ * Per-client usage from audit files (`AUDIT_LOG_FILE`, or captured stdout: other lines are
+ * skipped): the JSON lines with `"event": "download"` whose `time` falls in the period.
+ */
+export async function usageReport(files: readonly string[], period: UsagePeriod): Promise<UsageReport> {
+  const byClient = new Map<string, Totals>();
+  let otherLines = 0;
+  for (const file of files) {
+    const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+    for await (const line of lines) {
+      const record = downloadRecordOf(line);
+      if (record === undefined) {
+        if (line.trim() !== '') otherLines += 1;
+        continue;
+      }
+      const time = Date.parse(record.time);
+      if (period.since !== undefined && time < period.since.getTime()) continue;
+      if (period.until !== undefined && time >= period.until.getTime()) continue;
+      let totals = byClient.get(record.clientId);
+      if (totals === undefined) {
+        totals = { downloads: 0, interrupted: 0, bytes: 0, files: new Set() };
+        byClient.set(record.clientId, totals);
+      }
+      if (record.outcome === 'completed') totals.downloads += 1;
+      if (record.outcome === 'aborted' && record.bytesSent > 0) totals.interrupted += 1;
+      totals.bytes += record.bytesSent;
+      if (record.bytesSent > 0 && record.path !== null) totals.files.add(record.path);
+    }
+  }
+  const clients = [...byClient.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([clientId, totals]) => ({
+      clientId,
+      downloads: totals.downloads,
+      interrupted: totals.interrupted,
+      bytes: totals.bytes,
+      files: totals.files.size,
+    }));
+  return { clients, otherLines };
+}
+
+interface DownloadLine {
+  readonly time: string;
+  readonly clientId: string;
+  readonly path: string | null;
+  readonly bytesSent: number;
+  readonly outcome: string;
+}
+
+function downloadRecordOf(line: string): DownloadLine | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const record = parsed as Record<string, unknown>;
+  if (record['event'] !== 'download' || typeof record['clientId'] !== 'string' || typeof record['time'] !== 'string') return undefined;
+  if (typeof record['bytesSent'] !== 'number' || typeof record['outcome'] !== 'string' || Number.isNaN(Date.parse(record['time']))) return undefined;
+  return {
+    time: record['time'],
+    clientId: record['clientId'],
+    path: typeof record['path'] === 'string' ? record['path'] : null,
+    bytesSent: record['bytesSent'],
+    outcome: record['outcome'],
+  };
+}
+
+/** The report as an aligned text table, bytes also in MiB. */
+export function formatUsageTable(report: UsageReport): string {
+  const rows = [
+    ['CLIENT_ID', 'DOWNLOADS', 'INTERRUPTED', 'BYTES', 'MIB', 'FILES'],
+    ...report.clients.map((client) => [
+      client.clientId,
+      String(client.downloads),
+      String(client.interrupted),
+      String(client.bytes),
+      (client.bytes / 1024 / 1024).toFixed(1),
+      String(client.files),
+    ]),
+  ];
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+  return rows
+    .map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  '))
+    .join('\n');
+}
