@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
@@ -6,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { runClientsCli } from '../../src/app/clients-command.js';
-import { packageRoot } from '../../src/app/package-root.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { startGatewayProcess, type GatewayProcess } from '../support/server-process.js';
 
 /*
  * The gateway streams: a download costs a constant amount of memory whatever the file's size and
@@ -25,69 +24,6 @@ const readerStepBytes = 2 * MiB;
 const maxRssGrowth = 64 * MiB;
 
 const client = { clientId: 'bulk', secret: 'bulk-secret-0123456789abcdef' };
-
-interface RunningGateway {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  readonly port: number;
-  /** Everything the server printed, for failure messages. */
-  readonly output: () => string;
-}
-
-/** Starts `src/app/main.ts` as `npm start` would, on a port the OS picks. */
-async function startGatewayProcess(env: Record<string, string>): Promise<RunningGateway> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
-    cwd: packageRoot(),
-    // Only what the gateway needs: no Azure variables or NODE_OPTIONS from the test's environment.
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (output += text));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the gateway did not start in 30 s:\n${output}`)), 30_000);
-    let partialLine = '';
-    // pino writes one JSON object per line; the start-up line carries the port the OS picked.
-    const onData = (text: string): void => {
-      const lines = (partialLine + text).split('\n');
-      partialLine = lines.pop() ?? '';
-      for (const line of lines) {
-        const entry = parseLogLine(line);
-        if (entry?.msg === 'data file gateway listening' && typeof entry.port === 'number') {
-          clearTimeout(timer);
-          child.stdout.off('data', onData);
-          resolve(entry.port);
-          return;
-        }
-      }
-    };
-    child.stdout.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the gateway exited (${signal ?? code}) before listening:\n${output}`));
-    });
-  });
-  if (child.pid === undefined) throw new Error('the gateway process has no pid');
-  return { child, pid: child.pid, port, output: () => output };
-}
-
-function parseLogLine(line: string): { msg?: unknown; port?: unknown } | undefined {
-  try {
-    return JSON.parse(line) as { msg?: unknown; port?: unknown };
-  } catch {
-    return undefined;
-  }
-}
-
-async function stopGatewayProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 /** The resident set size of a process, from `/proc/<pid>/status` (Linux). */
 async function rssOf(pid: number): Promise<number> {
@@ -146,27 +82,11 @@ function steppedDownload(
   });
 }
 
-/** Resolves when the gateway's output has a log line with this `msg`, counting only lines after the call. */
-function nextLogLine(gateway: RunningGateway, msg: string): Promise<void> {
-  const seen = gateway.output().length;
-  return new Promise((resolve) => {
-    const check = (): void => {
-      const fresh = gateway.output().slice(seen);
-      if (fresh.split('\n').some((line) => parseLogLine(line)?.msg === msg)) {
-        gateway.child.stdout?.off('data', check);
-        resolve();
-      }
-    };
-    gateway.child.stdout?.on('data', check);
-    check();
-  });
-}
-
 describe('streaming a large file with flat memory (the real server, in a child process)', function () {
   this.timeout(120_000);
 
   let workDir: string;
-  let gateway: RunningGateway;
+  let gateway: GatewayProcess;
   let token: string;
 
   before(async function () {
@@ -210,7 +130,7 @@ describe('streaming a large file with flat memory (the real server, in a child p
   });
 
   after(async function () {
-    if (gateway !== undefined) await stopGatewayProcess(gateway.child);
+    await gateway?.stop();
     if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
   });
 
@@ -241,8 +161,8 @@ describe('streaming a large file with flat memory (the real server, in a child p
       const samples: number[] = [];
       // The server logs the cancelled storage read, then (pino-http, on the socket's close) the request.
       const cancelled = Promise.all([
-        nextLogLine(gateway, 'download cancelled by the client'),
-        nextLogLine(gateway, 'request aborted'),
+        gateway.nextLogLine('download cancelled by the client'),
+        gateway.nextLogLine('request aborted'),
       ]);
 
       const download = await steppedDownload(gateway.port, '/download/BIG', token, {
