@@ -86,6 +86,27 @@ describe('loadConfig', function () {
     });
   });
 
+  it('reads the operations settings: Redis, the store-error policy, readiness, drain, audit, metrics, telemetry', function () {
+    const config = load({
+      REDIS_URL: 'rediss://:key@cache.westeurope.redis.azure.net:10000',
+      REDIS_KEY_PREFIX: 'gw1:',
+      RATE_LIMIT_ON_STORE_ERROR: 'deny',
+      READY_CACHE_SECONDS: '2',
+      SHUTDOWN_GRACE_SECONDS: '45',
+      AUDIT_LOG_FILE: 'audit/downloads.jsonl',
+      METRICS_TOKEN: 'metrics-token-0123456789',
+      APPLICATIONINSIGHTS_CONNECTION_STRING: 'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/',
+    });
+    expect(config.redis).to.deep.equal({ url: 'rediss://:key@cache.westeurope.redis.azure.net:10000', keyPrefix: 'gw1:', connectTimeoutMs: 5000, commandTimeoutMs: 500 });
+    expect(config).to.include({ rateLimitOnStoreError: 'deny', readyCacheSeconds: 2, shutdownGraceSeconds: 45, metricsToken: 'metrics-token-0123456789' });
+    expect(config.auditLogFile).to.equal(`${process.cwd()}/audit/downloads.jsonl`);
+    expect(config.applicationInsightsConnectionString).to.match(/^InstrumentationKey=/);
+  });
+
+  it('defaults to memory for the limits, allow on store errors, a 5 s readiness cache and a 30 s drain', function () {
+    expect(load({})).to.include({ redis: undefined, rateLimitOnStoreError: 'allow', readyCacheSeconds: 5, shutdownGraceSeconds: 30, metricsToken: undefined });
+  });
+
   it('makes a random 48-byte signing key, different at every start, when TOKEN_SIGNING_KEY is unset', function () {
     const [first, second] = [load({}), load({})];
     expect(first.tokenSigningKey.byteLength).to.equal(48);
@@ -116,6 +137,13 @@ describe('loadConfig', function () {
       ['Azure and a local folder', { AZURE_STORAGE_CONNECTION_STRING: 'UseDevelopmentStorage=true', AZURE_STORAGE_CONTAINER: 'data', DATA_DIR: '/d' }, 'DATA_DIR', /cannot be combined/],
       ['an account URL that is not one', { AZURE_STORAGE_ACCOUNT_URL: 'acct', AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/c' }, 'AZURE_STORAGE_ACCOUNT_URL', /account URL/],
       ['a connection string that is not one', { AZURE_STORAGE_CONNECTION_STRING: 'hello', AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/c' }, 'AZURE_STORAGE_CONNECTION_STRING', /connection string/],
+      ['a Redis URL that is not one', { REDIS_URL: 'localhost:6379' }, 'REDIS_URL', /redis:\/\/ or rediss:\/\//],
+      ['a Redis URL of another scheme', { REDIS_URL: 'http://cache:6379' }, 'REDIS_URL', /must start with redis:\/\/ or rediss:\/\//],
+      ['a Redis key prefix with a space', { REDIS_KEY_PREFIX: 'my prefix' }, 'REDIS_KEY_PREFIX', /1-64 characters/],
+      ['an unknown store-error policy', { RATE_LIMIT_ON_STORE_ERROR: 'maybe' }, 'RATE_LIMIT_ON_STORE_ERROR', /one of allow, deny/],
+      ['a short metrics token', { METRICS_TOKEN: 'short' }, 'METRICS_TOKEN', /16 to 512/],
+      ['an Application Insights string without a key', { APPLICATIONINSIGHTS_CONNECTION_STRING: 'IngestionEndpoint=https://x/' }, 'APPLICATIONINSIGHTS_CONNECTION_STRING', /InstrumentationKey/],
+      ['headers allowed longer than the whole request', { HEADERS_TIMEOUT_SECONDS: '40', REQUEST_TIMEOUT_SECONDS: '30' }, 'HEADERS_TIMEOUT_SECONDS', /must not exceed REQUEST_TIMEOUT_SECONDS/],
       // App Service leaves a reference it could not resolve as its literal text.
       ['an unresolved Key Vault reference', { TOKEN_SIGNING_KEY: '@Microsoft.KeyVault(SecretUri=https://v.vault.azure.net/secrets/key/)' }, 'TOKEN_SIGNING_KEY', /unresolved Key Vault reference/],
     ];

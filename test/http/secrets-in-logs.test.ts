@@ -2,12 +2,13 @@ import { expect } from 'chai';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { startGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { createAuditTrail } from '../../src/adapters/audit/audit-trail.js';
 import { captureLog } from '../support/log-capture.js';
 
 /*
  * No secret, token or Authorization value ever reaches a log line, wherever a client puts it: in a
- * query string (which request logs would otherwise keep), in a body, or in a header. The whole log
- * of a run, at its most verbose level, is searched for each of them.
+ * query string (which request logs would otherwise keep), in a body, or in a header. The whole output
+ * of a run, logs at their most verbose level and audit records, is searched for each of them.
  */
 
 const client = { clientId: 'acme', secret: 'S3CRET-in-the-query-0123456789' };
@@ -18,7 +19,9 @@ describe('secrets and tokens in logs', function () {
     const store = new MemoryBlobStore();
     store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' })]));
     store.put('data/a.csv', 'a\n');
-    const gateway = await startGateway({ store, clients: [client], logger: log.logger });
+    // The audit trail writes to the same output, as on stdout in production.
+    const audit = createAuditTrail(log.stream);
+    const gateway = await startGateway({ store, clients: [client], logger: log.logger, audit });
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const basic = `Basic ${Buffer.from(`${client.clientId}:${client.secret}`).toString('base64')}`;
     try {
@@ -39,6 +42,7 @@ describe('secrets and tokens in logs', function () {
       }
       const text = log.text();
       expect(log.lines.length, 'the run logged something').to.be.above(requests.length);
+      expect(log.lines.some((line) => line['event'] === 'token'), 'audit records are in the output').to.equal(true);
       expect(text).to.include('[redacted]');
       for (const [what, value] of [
         ['the client secret', client.secret],

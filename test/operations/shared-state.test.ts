@@ -8,7 +8,7 @@ import { createTestContainer, FAST_FAILING_PIPELINE, startAzurite } from '../sup
 import { quietLogger, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
-import { sharedRedisUrl, startRedisServer, uniqueKeyPrefix } from '../support/redis.js';
+import { freePort, sharedRedisUrl, startRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { azuriteFixture, type BlobStoreFixture } from '../support/store-fixtures.js';
 
 const acme = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
@@ -136,6 +136,42 @@ describe('Redis stopping while the gateway serves (RATE_LIMIT_ON_STORE_ERROR)', 
       });
     });
   }
+});
+
+describe('a gateway started while Redis is unreachable', function () {
+  this.timeout(30_000);
+
+  it('starts and serves, says in /ready that Redis is missing, and uses Redis once it comes up', async function () {
+    const port = await freePort();
+    const client = redisClient(`redis://127.0.0.1:${port}`, 200);
+    const fixture = await azuriteFixture('redis-late');
+    await seed(fixture);
+    const gateway = await startGateway({
+      store: fixture.store,
+      clients: [acme],
+      rateLimitStores: redisStores(client, uniqueKeyPrefix('late')),
+      redisProblem: () => pingRedis(client),
+      env: { DOWNLOAD_RATE_LIMIT: '1', READY_CACHE_SECONDS: '0' },
+    });
+    let redis: Awaited<ReturnType<typeof startRedisServer>> | undefined;
+    try {
+      expect((await gateway.get('acme', '/download/A')).status).to.equal(200);
+      const ready = await gateway.request('GET', '/ready');
+      expect(ready.status).to.equal(503);
+      expect(jsonOf<{ reasons: string[] }>(ready).reasons.join(' ')).to.match(/Redis does not answer/);
+
+      redis = await startRedisServer(port);
+      await connected(client);
+      expect((await gateway.request('GET', '/ready')).status).to.equal(200);
+      expect((await gateway.get('acme', '/download/A')).status).to.equal(200);
+      expect((await gateway.get('acme', '/download/A')).status, 'the limit of 1 counted in Redis').to.equal(429);
+    } finally {
+      await gateway.close();
+      client.disconnect();
+      await redis?.stop();
+      await fixture.cleanup();
+    }
+  });
 });
 
 describe('GET /ready while storage goes away and comes back (Azurite stopped and restarted)', function () {

@@ -4,6 +4,8 @@ import { pino, type Logger } from 'pino';
 /** A pino logger whose every line is kept, parsed, for tests to read and wait on. */
 export interface CapturedLog {
   readonly logger: Logger;
+  /** The stream itself, for other writers (the audit trail) that share the output. */
+  readonly stream: Writable;
   readonly lines: ReadonlyArray<Record<string, unknown>>;
   /** Every byte written, as text: what a grep of the process's output would see. */
   text(): string;
@@ -35,6 +37,7 @@ export function captureLog(level: pino.LevelWithSilent = 'trace'): CapturedLog {
   });
   return {
     logger: pino({ level }, sink),
+    stream: sink,
     lines,
     text: () => raw.join(''),
     waitFor: (match) =>
