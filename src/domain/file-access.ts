@@ -9,6 +9,16 @@ export interface ExistingFile {
   readonly entry: CatalogEntry;
   readonly size: number;
   readonly uploaded: Date;
+  readonly etag: string;
+  /** Base64 MD5 of the content, when storage has one. */
+  readonly md5?: string;
+}
+
+export interface ListOptions {
+  /** At most this many files. */
+  readonly limit: number;
+  /** Only files uploaded at or after this moment. */
+  readonly modifiedSince?: Date;
 }
 
 export interface FileListing {
@@ -49,10 +59,11 @@ export class FileAccess {
     return this.deps.entitlement.catalogFor(principal);
   }
 
-  async list(principal: Principal, limit: number): Promise<FileListing> {
-    const existing = await this.existingFiles(principal);
-    const files = existing.slice(0, limit);
-    return { files, count: files.length, limit, truncated: existing.length > limit };
+  async list(principal: Principal, options: ListOptions): Promise<FileListing> {
+    const since = options.modifiedSince?.getTime();
+    const existing = (await this.existingFiles(principal)).filter((file) => since === undefined || file.uploaded.getTime() >= since);
+    const files = existing.slice(0, options.limit);
+    return { files, count: files.length, limit: options.limit, truncated: existing.length > options.limit };
   }
 
   async count(principal: Principal): Promise<number> {
@@ -102,7 +113,14 @@ export class FileAccess {
     const existing: ExistingFile[] = [];
     for (const entry of catalog.entries) {
       const blob = found.get(entry.fileName);
-      if (blob !== undefined) existing.push({ entry, size: blob.size, uploaded: blob.lastModified });
+      if (blob === undefined) continue;
+      existing.push({
+        entry,
+        size: blob.size,
+        uploaded: blob.lastModified,
+        etag: blob.etag,
+        ...(blob.contentMd5 !== undefined && { md5: blob.contentMd5 }),
+      });
     }
     return existing;
   }

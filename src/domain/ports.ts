@@ -28,6 +28,8 @@ export interface BlobSummary {
   readonly size: number;
   readonly etag: string;
   readonly lastModified: Date;
+  /** Base64 MD5 of the content, when storage knows it. */
+  readonly contentMd5?: string;
 }
 
 /** An explicit, satisfiable byte range; both ends inclusive, as in `Content-Range`. */

@@ -85,6 +85,37 @@ for (const { name, create } of storeFixtures) {
         expect(body.files[1].uploaded).to.equal(stored?.lastModified.toISOString());
       });
 
+      it('gives each file the ETag its download has, and its MD5 where storage keeps one', async function () {
+        const body = jsonOf<{ files: Array<{ symbol: string; etag: string; md5?: string }> }>(await gateway.get('acme', '/list'));
+        for (const file of body.files) {
+          const download = await gateway.get('acme', `/download/${file.symbol}`, {}, 'HEAD');
+          expect(file.etag, file.symbol).to.equal(download.headers['etag']);
+          const stored = await fixture.store.getProperties(file.symbol === 'CURVE' ? 'rates/curve.csv' : 'b3/quotes 2024.parquet');
+          if (stored?.contentMd5 !== undefined) expect(file.md5, file.symbol).to.equal(stored.contentMd5);
+          else expect(file).to.not.have.property('md5');
+        }
+      });
+
+      it('lists only the files uploaded at or after modifiedSince', async function () {
+        const all = jsonOf<{ files: Array<{ symbol: string; uploaded: string }> }>(await gateway.get('acme', '/list')).files;
+        const times = all.map((file) => Date.parse(file.uploaded));
+        const earliest = new Date(Math.min(...times)).toISOString();
+        const afterLatest = new Date(Math.max(...times) + 1).toISOString();
+        const since = (moment: string) => gateway.get('acme', `/list?modifiedSince=${encodeURIComponent(moment)}`);
+        expect(jsonOf((await since(earliest))).files).to.have.length(2);
+        const none = jsonOf(await since(afterLatest));
+        expect(none).to.include({ count: 0, truncated: false });
+        expect(none.files).to.deep.equal([]);
+        const latest = all.find((file) => Date.parse(file.uploaded) === Math.max(...times));
+        expect(jsonOf(await since(new Date(Math.max(...times)).toISOString())).files.map((file: { symbol: string }) => file.symbol)).to.include(latest?.symbol);
+      });
+
+      for (const moment of ['yesterday', '2026-13-01T00:00:00Z', '1700000000']) {
+        it(`responds 400 for modifiedSince=${moment}`, async function () {
+          expect((await gateway.get('acme', `/list?modifiedSince=${moment}`)).status).to.equal(400);
+        });
+      }
+
       it('truncates to the limit and says so', async function () {
         const body = jsonOf(await gateway.get('acme', '/list?limit=1'));
         expect(body).to.include({ count: 1, limit: 1, truncated: true });

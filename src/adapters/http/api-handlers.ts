@@ -70,15 +70,19 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     },
 
     async listFiles(context) {
-      const rawLimit = context.req.query['limit'];
-      const limit = typeof rawLimit === 'string' ? Number(rawLimit) : defaultListLimit;
-      const listing = await deps.files.list(principalOf(context), limit);
+      const { limit: rawLimit, modifiedSince } = context.req.query;
+      const listing = await deps.files.list(principalOf(context), {
+        limit: typeof rawLimit === 'string' ? Number(rawLimit) : defaultListLimit,
+        ...(typeof modifiedSince === 'string' && { modifiedSince: new Date(modifiedSince) }),
+      });
       sendJson(context.res, {
         files: listing.files.map((file) => ({
           symbol: file.entry.symbol,
           description: file.entry.description,
           size: file.size,
           uploaded: file.uploaded.toISOString(),
+          etag: file.etag,
+          ...(file.md5 !== undefined && { md5: file.md5 }),
         })),
         count: listing.count,
         limit: listing.limit,

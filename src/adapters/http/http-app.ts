@@ -211,7 +211,7 @@ function sameSecret(presented: string, expected: string): boolean {
 }
 
 /** Query parameters whose values are logged: the API's own, which never carry credentials. */
-const loggedQueryParameters = new Set(['limit']);
+const loggedQueryParameters = new Set(['limit', 'modifiedSince']);
 
 /** `url` with the value of every query parameter but the API's own replaced by `[redacted]`. */
 export function redactQuery(url: string): string {

@@ -89,11 +89,13 @@ export class AzureBlobStore implements BlobStore {
       for await (const page of pages) {
         timeout.extend();
         for (const item of page.segment.blobItems) {
+          const md5 = item.properties.contentMD5;
           yield {
             path: item.name,
             size: requireField(item.properties.contentLength, 'Content-Length'),
             etag: quoted(requireField(item.properties.etag, 'Etag')),
             lastModified: item.properties.lastModified,
+            ...(md5 !== undefined && md5.byteLength > 0 && { contentMd5: Buffer.from(md5).toString('base64') }),
           };
         }
       }

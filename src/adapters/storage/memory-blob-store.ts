@@ -67,8 +67,7 @@ export class MemoryBlobStore implements BlobStore {
     validateStoragePrefix(prefix);
     for (const { properties } of [...this.#blobs.values()]) {
       if (!properties.path.startsWith(prefix)) continue;
-      const { path, size, etag, lastModified } = properties;
-      yield { path, size, etag, lastModified };
+      yield summaryOf(properties);
     }
   }
 
@@ -76,9 +75,7 @@ export class MemoryBlobStore implements BlobStore {
     const found = new Map<string, BlobSummary>();
     for (const path of paths) {
       const properties = await this.getProperties(path);
-      if (properties === undefined) continue;
-      const { size, etag, lastModified } = properties;
-      found.set(path, { path, size, etag, lastModified });
+      if (properties !== undefined) found.set(path, summaryOf(properties));
     }
     return found;
   }
@@ -109,4 +106,9 @@ async function* chunksOf(
     signal?.throwIfAborted();
     yield bytes.slice(start, Math.min(start + CHUNK_SIZE, range.end + 1));
   }
+}
+
+function summaryOf(properties: BlobProperties): BlobSummary {
+  const { path, size, etag, lastModified, contentMd5 } = properties;
+  return { path, size, etag, lastModified, ...(contentMd5 !== undefined && { contentMd5 }) };
 }

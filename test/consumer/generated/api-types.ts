@@ -63,8 +63,11 @@ export interface paths {
         };
         /**
          * The caller's files that storage holds, with size and upload time
-         * @description The entries of the caller's index whose file exists in storage, at most `limit` of them.
-         *     `truncated` is true when more files exist than were returned.
+         * @description The entries of the caller's index whose file exists in storage, at most `limit` of them,
+         *     in index order, each with its `etag` (and `md5` where storage has one). With
+         *     `modifiedSince`, only the files uploaded at or after that moment: a daily mirror of a large
+         *     catalog then costs one small answer. `truncated` is true when more files match than were
+         *     returned.
          */
         get: operations["listFiles"];
         put?: never;
@@ -403,6 +406,19 @@ export interface components {
              * @description When the file was last written to storage.
              */
             uploaded: string;
+            /**
+             * @description The file's strong entity tag, quotes included: the same value as the download's `ETag`,
+             *     so a mirror can skip a file whose tag it already has, or revalidate it with
+             *     `If-None-Match`.
+             * @example "0x8DC2A4F5B1C2D3E"
+             */
+            etag: string;
+            /**
+             * Format: byte
+             * @description Base64 MD5 of the content, when storage keeps one (Azure does for most uploads).
+             * @example 1B2M2Y8AsgTpgAmY7PhCfg==
+             */
+            md5?: string;
         };
         FileCount: {
             /** @description The number of the caller's files available in storage. */
@@ -934,6 +950,11 @@ export interface components {
         /** @description The maximum number of files to return. */
         Limit: number;
         /**
+         * @description Only files uploaded at or after this moment (RFC 3339 date-time, e.g. `2026-11-01T00:00:00Z`).
+         * @example 2026-11-01T00:00:00Z
+         */
+        ModifiedSince: string;
+        /**
          * @description Byte range request (RFC 9110 section 14.2), honoured only on a `200`-able request:
          *     `bytes=0-99` (first 100 bytes), `bytes=100-` (from offset 100 to the end) or
          *     `bytes=-500` (suffix range: the last 500 bytes). The answer is `206` with
@@ -1149,6 +1170,11 @@ export interface operations {
             query?: {
                 /** @description The maximum number of files to return. */
                 limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only files uploaded at or after this moment (RFC 3339 date-time, e.g. `2026-11-01T00:00:00Z`).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                modifiedSince?: components["parameters"]["ModifiedSince"];
             };
             header?: never;
             path?: never;
