@@ -19,10 +19,15 @@ export interface GatewayConfig {
   readonly tokenSigningKeyIsEphemeral: boolean;
   readonly tokenTtlSeconds: number;
   readonly indexRefreshSeconds: number;
+  /** How long `/list` and `/count` answers are reused per client before storage is asked again. */
+  readonly listCacheSeconds: number;
   /** How long Azure Storage may take to start answering a call. */
   readonly storageTimeoutSeconds: number;
   readonly downloadRateLimit: number;
   readonly downloadRateWindowSeconds: number;
+  /** Direct download links (`/link/<symbol>`, `?redirect=true`): storage serves the bytes. */
+  readonly downloadLinks: boolean;
+  readonly downloadLinkTtlSeconds: number;
   /** Wrong secrets per client id from one address per window. */
   readonly tokenFailureLimit: number;
   /** Wrong secrets per client id from all addresses per window, past which only addresses without failures may try. */
@@ -66,6 +71,54 @@ export interface RedisConfig {
   readonly commandTimeoutMs: number;
 }
 
+/**
+ * Every environment variable the gateway reads: its whole configuration surface (README's table;
+ * the Azure deployment template may set these and no others). A test checks that `loadConfig`
+ * reads exactly these.
+ */
+export const CONFIG_VARIABLES = [
+  'PORT',
+  'AZURE_STORAGE_CONNECTION_STRING',
+  'AZURE_STORAGE_ACCOUNT_URL',
+  'AZURE_STORAGE_CONTAINER',
+  'DATA_DIR',
+  'CLIENTS_FILE',
+  'TOKEN_SIGNING_KEY',
+  'TOKEN_TTL_SECONDS',
+  'INDEX_REFRESH_SECONDS',
+  'LIST_CACHE_SECONDS',
+  'STORAGE_TIMEOUT_SECONDS',
+  'DOWNLOAD_IDLE_TIMEOUT_SECONDS',
+  'DOWNLOAD_RATE_LIMIT',
+  'DOWNLOAD_RATE_WINDOW_SECONDS',
+  'DOWNLOAD_LINKS',
+  'DOWNLOAD_LINK_TTL_SECONDS',
+  'TOKEN_FAILURE_LIMIT',
+  'TOKEN_FAILURE_CLIENT_LIMIT',
+  'TOKEN_FAILURE_WINDOW_SECONDS',
+  'TOKEN_ISSUE_LIMIT',
+  'TOKEN_ISSUE_WINDOW_SECONDS',
+  'SECRET_HASH_CONCURRENCY',
+  'HEADERS_TIMEOUT_SECONDS',
+  'REQUEST_TIMEOUT_SECONDS',
+  'MAX_CONNECTIONS',
+  'TRUST_PROXY',
+  'LOG_LEVEL',
+  'REDIS_URL',
+  'REDIS_KEY_PREFIX',
+  'REDIS_CONNECT_TIMEOUT_MS',
+  'REDIS_COMMAND_TIMEOUT_MS',
+  'RATE_LIMIT_ON_STORE_ERROR',
+  'READY_CACHE_SECONDS',
+  'SHUTDOWN_GRACE_SECONDS',
+  'AUDIT_LOG_FILE',
+  'METRICS_TOKEN',
+  'APPLICATIONINSIGHTS_CONNECTION_STRING',
+] as const;
+
+/** Node's own variables the gateway reads for a default (never set by the gateway's deployment). */
+export const PLATFORM_VARIABLES = ['UV_THREADPOOL_SIZE'] as const;
+
 /** A configuration mistake, naming the variable, that stops start-up. */
 export class ConfigError extends Error {
   constructor(
@@ -103,9 +156,12 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     tokenSigningKeyIsEphemeral: tokenSigningKey === undefined,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86400),
     indexRefreshSeconds: integer(env, 'INDEX_REFRESH_SECONDS', 60, 0, 86400),
+    listCacheSeconds: integer(env, 'LIST_CACHE_SECONDS', 5, 0, 3600),
     storageTimeoutSeconds: integer(env, 'STORAGE_TIMEOUT_SECONDS', 30, 1, 600),
     downloadRateLimit: integer(env, 'DOWNLOAD_RATE_LIMIT', 120, 1, 1_000_000),
     downloadRateWindowSeconds: integer(env, 'DOWNLOAD_RATE_WINDOW_SECONDS', 60, 1, 86400),
+    downloadLinks: oneOf(env, 'DOWNLOAD_LINKS', ['on', 'off'] as const, 'off') === 'on',
+    downloadLinkTtlSeconds: integer(env, 'DOWNLOAD_LINK_TTL_SECONDS', 300, 10, 86400),
     tokenFailureLimit: integer(env, 'TOKEN_FAILURE_LIMIT', 10, 1, 1_000_000),
     tokenFailureClientLimit: integer(env, 'TOKEN_FAILURE_CLIENT_LIMIT', 100, 1, 1_000_000),
     tokenFailureWindowSeconds: integer(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 900, 1, 86400),

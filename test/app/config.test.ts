@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../src/app/config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, PLATFORM_VARIABLES } from '../../src/app/config.js';
 
 const sample = '/opt/gateway/sample-data';
 const load = (env: Record<string, string>) => loadConfig(env, sample);
@@ -18,6 +18,18 @@ function expectConfigError(env: Record<string, string>, variable: string, messag
 }
 
 describe('loadConfig', function () {
+  it('reads exactly the variables of CONFIG_VARIABLES (and Node\'s UV_THREADPOOL_SIZE for a default)', function () {
+    const read = new Set<string>();
+    const env = new Proxy({} as Record<string, string | undefined>, {
+      get(_target, name) {
+        if (typeof name === 'string') read.add(name);
+        return undefined;
+      },
+    });
+    loadConfig(env, sample);
+    expect([...read].sort()).to.deep.equal([...CONFIG_VARIABLES, ...PLATFORM_VARIABLES].sort());
+  });
+
   describe('with no configuration at all', function () {
     it('serves the bundled sample data on port 3000 with the documented defaults', function () {
       const config = load({});
