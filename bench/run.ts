@@ -1,93 +1,400 @@
 /**
- * `npm run bench`: measures the gateway end to end on this machine, over loopback.
- *  - GET /list for a 500-file catalog (half of the files exist) on the local folder and on Azurite,
- *    showing what listing by prefix buys over one property read per file;
- *  - download throughput of a 64 MiB file, whole and as a parquet-footer suffix range;
- *  - token issuance (scrypt-bound by design).
- * Prints one line per measurement: name, samples, p50, p95 and throughput where it applies.
+ * `npm run bench`: the gateway measured beside anchors, in one run on this machine, over loopback.
+ * Each figure is printed next to an anchor that does the same work without the gateway (a direct
+ * SAS download from Azurite, a minimal Node reverse proxy, nginx when installed, a bare
+ * `createReadStream` server, bare Express), and the ratio between them: only ratios compare across
+ * machines and runs. Prints a markdown table and writes it, with the machine and the command, to
+ * BENCHMARKS.md (unless `--no-write`).
+ *
+ * The gateway runs built (`dist/`), in a child process of its own, with LOG_LEVEL=info as in
+ * production; its CPU time comes from /proc. Options: `--big-mib 512` (size of the large file),
+ * `--runs 3` (medians of), `--profile` (writes V8 CPU profiles of the gateway to bench/profiles/).
  */
-import { mkdtemp, rm, truncate, mkdir, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpus, totalmem } from 'node:os';
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent, get as httpGet, request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { AzureBlobStore } from '../src/adapters/storage/azure-blob-store.js';
-import { LocalFolderBlobStore } from '../src/adapters/storage/local-folder-blob-store.js';
-import type { BlobStore } from '../src/domain/ports.js';
-import { startAzurite, createTestContainer, TEST_STORE_TIMEOUTS } from '../test/support/azurite.js';
-import { startGateway, type TestGateway } from '../test/support/gateway.js';
+import { parseArgs } from 'node:util';
+import { BlobSASPermissions, type ContainerClient } from '@azure/storage-blob';
+import { runClientsCli } from '../src/app/clients-command.js';
+import { packageRoot } from '../src/app/package-root.js';
+import { createTestContainer, startAzurite, type RunningAzurite } from '../test/support/azurite.js';
 import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.js';
+import { freePort } from '../test/support/redis.js';
+import { bareExpress, bareFileServer, nodeReverseProxy, startNginx } from './anchors.js';
 
-const catalogSize = 500;
-const bigFileBytes = 64 * 1024 * 1024;
-const client = { clientId: 'bench', secret: 'bench-secret-bench-secret' };
+const { values: options } = parseArgs({
+  options: {
+    'big-mib': { type: 'string', default: '512' },
+    runs: { type: 'string', default: '3' },
+    profile: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+    only: { type: 'string' },
+  },
+});
+/** `--only downloads|concurrent|local|small`: one section, for profiling. */
+const section = (name: string): boolean => options.only === undefined || options.only === name;
+const MiB = 1024 * 1024;
+const BIG = Number(options['big-mib']) * MiB;
+const RUNS = Number(options.runs);
+const CATALOG_FILES = 500;
+const RANGE = 32 * MiB;
+const client = { clientId: 'bench', secret: 'bench-secret-0123456789abcdef' };
 
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+interface Row {
+  readonly measure: string;
+  readonly gateway: string;
+  readonly anchor: string;
+  readonly ratio: string;
+  readonly goal: string;
+}
+const rows: Row[] = [];
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-async function timed(runs: number, action: () => Promise<number | void>): Promise<{ ms: number[]; bytes: number }> {
-  const ms: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < runs; i += 1) {
-    const start = performance.now();
-    bytes += (await action()) ?? 0;
-    ms.push(performance.now() - start);
+/** GETs `url`, reading and discarding the body. */
+function download(url: string, headers: OutgoingHttpHeaders = {}, follow = false): Promise<{ bytes: number; ms: number; status: number }> {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const request = httpGet(url, { headers, agent: false }, (response) => {
+      const status = response.statusCode ?? 0;
+      if (follow && status === 307 && response.headers.location !== undefined) {
+        response.resume();
+        // Cross-origin: the Authorization header is not sent on, as curl and fetch do.
+        const { authorization: _dropped, ...rest } = headers;
+        void download(new URL(response.headers.location, url).toString(), rest).then(
+          (result) => resolve({ ...result, ms: Number(process.hrtime.bigint() - started) / 1e6 }),
+          reject,
+        );
+        return;
+      }
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      response.on('end', () => resolve({ bytes, ms: Number(process.hrtime.bigint() - started) / 1e6, status }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
+}
+
+async function throughput(url: string, headers: OutgoingHttpHeaders = {}, follow = false): Promise<number> {
+  const speeds: number[] = [];
+  for (let run = 0; run < RUNS; run += 1) {
+    const { bytes, ms, status } = await download(url, headers, follow);
+    if (bytes !== BIG) throw new Error(`${url}: ${bytes} bytes (status ${status}), expected ${BIG}`);
+    speeds.push(bytes / MiB / (ms / 1000));
   }
-  return { ms, bytes };
+  return median(speeds);
 }
 
-function report(name: string, result: { ms: number[]; bytes: number }): void {
-  const total = result.ms.reduce((a, b) => a + b, 0);
-  const throughput = result.bytes > 0 ? `  ${(result.bytes / 1024 / 1024 / (total / 1000)).toFixed(0)} MiB/s` : '';
-  console.log(`${name.padEnd(58)} n=${String(result.ms.length).padStart(3)}  p50=${percentile(result.ms, 50).toFixed(1).padStart(7)} ms  p95=${percentile(result.ms, 95).toFixed(1).padStart(7)} ms${throughput}`);
+/** `count` concurrent 32 MiB range downloads of the big file; aggregate MiB/s. */
+async function concurrent(url: string, headers: OutgoingHttpHeaders, count: number): Promise<{ mibps: number; errors: number }> {
+  const started = process.hrtime.bigint();
+  const results = await Promise.allSettled(
+    Array.from({ length: count }, (_, i) => {
+      const start = ((i * 7) % Math.max(1, Math.floor((BIG - RANGE) / MiB))) * MiB;
+      return download(url, { ...headers, range: `bytes=${start}-${start + RANGE - 1}` });
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  let bytes = 0;
+  let errors = 0;
+  for (const result of results) {
+    if (result.status === 'fulfilled' && result.value.status === 206 && result.value.bytes === RANGE) bytes += result.value.bytes;
+    else errors += 1;
+  }
+  return { mibps: bytes / MiB / seconds, errors };
+}
+
+/** Requests per second of `url` from `concurrency` keep-alive connections for `seconds`. */
+async function requestsPerSecond(url: string, headers: OutgoingHttpHeaders, concurrency = 8, seconds = 3): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const one = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const request = httpRequest(url, { headers, agent }, (response) => {
+        if ((response.statusCode ?? 0) >= 400) reject(new Error(`${url}: ${response.statusCode}`));
+        response.resume();
+        response.on('end', resolve);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+  // Warm up.
+  await Promise.all(Array.from({ length: concurrency }, one));
+  let done = 0;
+  const until = Date.now() + seconds * 1000;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until) {
+        await one();
+        done += 1;
+      }
+    }),
+  );
+  agent.destroy();
+  return done / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+async function latency(url: string, headers: OutgoingHttpHeaders, samples = 15): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i += 1) times.push((await download(url, headers)).ms);
+  return median(times);
+}
+
+/** User plus system CPU seconds of a process so far, from /proc/<pid>/stat. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of stat; here counted after the command name.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1] ?? 0) * 1024;
+}
+
+interface GatewayProcess {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+async function startGateway(env: Record<string, string>, profileName: string): Promise<GatewayProcess> {
+  const port = await freePort();
+  const profileArgs = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(packageRoot(), 'bench', 'profiles')}`, `--cpu-prof-name=${profileName}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...profileArgs, 'dist/src/app/main.js'], {
+    cwd: packageRoot(),
+    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_SIGNING_KEY: 'bench-signing-key-0123456789abcdefghij', DOWNLOAD_RATE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  for (let attempt = 0; ; attempt += 1) {
+    const ok = await download(`http://127.0.0.1:${port}/health`).then(
+      (result) => result.status === 200,
+      () => false,
+    );
+    if (ok) break;
+    if (child.exitCode !== null || attempt > 300) throw new Error(`the gateway did not start: ${errors}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    child,
+    port,
+    pid: child.pid ?? 0,
+    stop: async () => {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      // SIGTERM: the drain ends the process, and --cpu-prof writes its profile on the way out.
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function tokenOf(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.secret }),
+  });
+  return ((await response.json()) as { access_token: string }).access_token;
 }
 
 function indexCsv(): string {
   return buildIndexCsv([
-    ...Array.from({ length: catalogSize }, (_, i) => buildIndexRow({ Symbol: `Q${i}`, FileName: `quotes/q${i}.parquet` })),
-    buildIndexRow({ Symbol: 'BIG', FileName: 'big/big.parquet' }),
+    ...Array.from({ length: CATALOG_FILES }, (_, i) => buildIndexRow({ Symbol: `Q${i}`, FileName: `quotes/q${i}.parquet`, ShortDescription: `Daily quotes ${i}` })),
+    buildIndexRow({ Symbol: 'BIG', FileName: 'big/big.bin' }),
   ]);
 }
 
-async function measure(label: string, store: BlobStore, gateway: () => Promise<TestGateway>): Promise<void> {
-  const g = await gateway();
-  await g.get(client.clientId, '/list');
-  report(`${label}: GET /list, ${catalogSize} files`, await timed(20, async () => void (await g.get(client.clientId, '/list'))));
-  report(`${label}: GET /download 64 MiB`, await timed(5, async () => (await g.get(client.clientId, '/download/BIG')).body.length));
-  report(`${label}: GET /download Range bytes=-65536`, await timed(50, async () => (await g.get(client.clientId, '/download/BIG', { range: 'bytes=-65536' })).body.length));
-  report(`${label}: POST /oauth/token`, await timed(20, async () => void (await g.tokenFor(client.clientId))));
-  await g.close();
-  void store;
+const fmt = (value: number, unit: string): string => `${value.toFixed(value >= 100 ? 0 : 2)} ${unit}`;
+const ratio = (gateway: number, anchor: number): string => `${(gateway / anchor).toFixed(2)}x`;
+
+function row(measure: string, gateway: string, anchor: string, ratioText: string, goal: string): void {
+  rows.push({ measure, gateway, anchor, ratio: ratioText, goal });
+  console.log(`${measure}: ${gateway} | ${anchor} | ${ratioText} | ${goal}`);
+}
+
+async function seedStorage(container: ContainerClient, bigFile: Buffer): Promise<void> {
+  await container.getBlockBlobClient('indexes/bench.csv').uploadData(Buffer.from(indexCsv()));
+  await container.getBlockBlobClient('big/big.bin').uploadData(bigFile, { blockSize: 8 * MiB, concurrency: 4 });
+  for (let i = 0; i < CATALOG_FILES; i += 20) {
+    await Promise.all(
+      Array.from({ length: 20 }, (_, j) => container.getBlockBlobClient(`quotes/q${i + j}.parquet`).uploadData(Buffer.from(`PAR1 ${i + j} PAR1`))),
+    );
+  }
+}
+
+async function seedFolder(root: string, bigFile: Buffer): Promise<void> {
+  await mkdir(join(root, 'indexes'), { recursive: true });
+  await mkdir(join(root, 'big'), { recursive: true });
+  await mkdir(join(root, 'quotes'), { recursive: true });
+  await writeFile(join(root, 'indexes', 'bench.csv'), indexCsv());
+  await writeFile(join(root, 'big', 'big.bin'), bigFile);
+  for (let i = 0; i < CATALOG_FILES; i += 1) await writeFile(join(root, 'quotes', `q${i}.parquet`), `PAR1 ${i} PAR1`);
+  // Into the page cache, so that the first measured read is not a disk read.
+  const handle = await open(join(root, 'big', 'big.bin'), 'r');
+  await handle.readFile();
+  await handle.close();
 }
 
 async function main(): Promise<void> {
-  const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-'));
+  const workDir = await mkdtemp(join(tmpdir(), 'gateway-bench-'));
+  const stops: Array<() => Promise<void>> = [];
+  let azurite: RunningAzurite | undefined;
   try {
-    await mkdir(join(folder, 'quotes'), { recursive: true });
-    await mkdir(join(folder, 'indexes'), { recursive: true });
-    await mkdir(join(folder, 'big'), { recursive: true });
-    await writeFile(join(folder, 'indexes', 'bench.csv'), indexCsv());
-    for (let i = 0; i < catalogSize; i += 2) await writeFile(join(folder, 'quotes', `q${i}.parquet`), `PAR1 ${i} PAR1`);
-    await writeFile(join(folder, 'big', 'big.parquet'), '');
-    await truncate(join(folder, 'big', 'big.parquet'), bigFileBytes);
-    const local = new LocalFolderBlobStore(folder);
-    await measure('local folder', local, () => startGateway({ store: local, clients: [client], env: { DOWNLOAD_RATE_LIMIT: '1000000' } }));
+    console.log(`Preparing: a ${BIG / MiB} MiB file and a ${CATALOG_FILES + 1}-entry catalog, in Azurite and in a local folder`);
+    const bigFile = randomBytes(BIG);
+    azurite = await startAzurite();
+    const container = await createTestContainer(azurite.connectionString, 'bench');
+    await seedStorage(container, bigFile);
+    const root = join(workDir, 'data');
+    await seedFolder(root, bigFile);
+    const clientsFile = join(workDir, 'clients.json');
+    await runClientsCli(['add', client.clientId, '--secret', client.secret], { env: { CLIENTS_FILE: clientsFile }, stdout: { write: () => true }, stderr: { write: () => true } });
 
-    const azurite = await startAzurite();
-    try {
-      const container = await createTestContainer(azurite.connectionString, 'bench');
-      await container.getBlockBlobClient('indexes/bench.csv').uploadData(Buffer.from(indexCsv()));
-      for (let i = 0; i < catalogSize; i += 2) await container.getBlockBlobClient(`quotes/q${i}.parquet`).uploadData(Buffer.from(`PAR1 ${i} PAR1`));
-      await container.getBlockBlobClient('big/big.parquet').uploadData(Buffer.alloc(bigFileBytes, 7), { blockSize: 8 * 1024 * 1024 });
-      const azure = new AzureBlobStore(container, TEST_STORE_TIMEOUTS);
-      await measure('Azurite', azure, () => startGateway({ store: azure, clients: [client], env: { DOWNLOAD_RATE_LIMIT: '1000000' } }));
-    } finally {
-      await azurite.stop();
+    const azure = await startGateway(
+      { AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString, AZURE_STORAGE_CONTAINER: container.containerName, CLIENTS_FILE: clientsFile, DOWNLOAD_LINKS: 'on' },
+      'azure',
+    );
+    stops.push(azure.stop);
+    const local = await startGateway({ DATA_DIR: root, CLIENTS_FILE: clientsFile }, 'local');
+    stops.push(local.stop);
+    const proxy = await nodeReverseProxy(Number(new URL(azurite.blobEndpoint).port));
+    stops.push(proxy.stop);
+    const bare = await bareFileServer(root);
+    stops.push(bare.stop);
+    const nginx = await startNginx(workDir, Number(new URL(azurite.blobEndpoint).port), root, [await freePort(), await freePort()]);
+    if (nginx !== undefined) stops.push(nginx.stop);
+
+    const bearer = { authorization: `Bearer ${await tokenOf(azure.port)}` };
+    const localBearer = { authorization: `Bearer ${await tokenOf(local.port)}` };
+    const bigBlob = container.getBlobClient('big/big.bin');
+    const sasUrl = await bigBlob.generateSasUrl({ permissions: BlobSASPermissions.parse('r'), expiresOn: new Date(Date.now() + 3600_000) });
+    const sasPath = new URL(sasUrl).pathname + new URL(sasUrl).search;
+
+    if (section('downloads')) {
+    console.log('\nDownloads (medians of', RUNS, 'runs)');
+    const cpuBefore = await cpuSeconds(azure.pid);
+    const gatewayAzure = await throughput(`http://127.0.0.1:${azure.port}/download/BIG`, bearer);
+    const cpuPerGiB = (await cpuSeconds(azure.pid)) - cpuBefore;
+    const gibServed = (RUNS * BIG) / (1024 * MiB);
+    const direct = await throughput(sasUrl);
+    const nodeProxy = await throughput(`http://127.0.0.1:${proxy.port}${sasPath}`);
+    row(`download ${BIG / MiB} MiB through the gateway (Azure)`, fmt(gatewayAzure, 'MiB/s'), `direct SAS from Azurite: ${fmt(direct, 'MiB/s')}`, ratio(gatewayAzure, direct), '-');
+    row('same download', fmt(gatewayAzure, 'MiB/s'), `minimal Node reverse proxy: ${fmt(nodeProxy, 'MiB/s')}`, ratio(gatewayAzure, nodeProxy), nginx === undefined ? '>= 0.9x' : '-');
+    if (nginx !== undefined) {
+      const nginxProxy = await throughput(`http://127.0.0.1:${nginx.proxyPort}${sasPath}`);
+      row('same download', fmt(gatewayAzure, 'MiB/s'), `nginx reverse proxy: ${fmt(nginxProxy, 'MiB/s')}`, ratio(gatewayAzure, nginxProxy), '>= 0.9x');
+    }
+    row('gateway CPU per GiB served (Azure)', fmt(cpuPerGiB / gibServed, 's'), '-', '-', '<= 0.85 s');
+
+    const redirected = await throughput(`http://127.0.0.1:${azure.port}/download/BIG?redirect=true`, bearer, true).catch(() => Number.NaN);
+    row('download by direct link (`?redirect=true`, 307 to a SAS URL)', fmt(redirected, 'MiB/s'), `proxied through the gateway: ${fmt(gatewayAzure, 'MiB/s')}`, ratio(redirected, gatewayAzure), '-');
+    }
+
+    for (const count of section('concurrent') ? [16, 64] : []) {
+      const rssBefore = await rssOf(azure.pid);
+      let peak = rssBefore;
+      const sampler = setInterval(() => void rssOf(azure.pid).then((rss) => (peak = Math.max(peak, rss))), 100);
+      const gateway = await concurrent(`http://127.0.0.1:${azure.port}/download/BIG`, bearer, count);
+      clearInterval(sampler);
+      const directConcurrent = await concurrent(sasUrl, {}, count);
+      row(
+        `${count} concurrent 32 MiB range downloads, aggregate`,
+        `${fmt(gateway.mibps, 'MiB/s')}${gateway.errors > 0 ? `, ${gateway.errors} errors` : ''}`,
+        `direct from Azurite: ${fmt(directConcurrent.mibps, 'MiB/s')}`,
+        ratio(gateway.mibps, directConcurrent.mibps),
+        count === 64 ? '>= 0.8x, no error' : '-',
+      );
+      row(`gateway RSS growth during the ${count} downloads`, fmt((peak - rssBefore) / MiB, 'MiB'), '-', '-', count === 64 ? '< 256 MiB' : '-');
+    }
+
+    if (section('local')) {
+    const gatewayLocal = await throughput(`http://127.0.0.1:${local.port}/download/BIG`, localBearer);
+    const bareLocal = await throughput(`http://127.0.0.1:${bare.port}/big/big.bin`);
+    row(`download ${BIG / MiB} MiB from the local folder store`, fmt(gatewayLocal, 'MiB/s'), `bare createReadStream server: ${fmt(bareLocal, 'MiB/s')}`, ratio(gatewayLocal, bareLocal), '>= 0.9x');
+    if (nginx !== undefined) {
+      const sendfile = await throughput(`http://127.0.0.1:${nginx.staticPort}/big/big.bin`);
+      row('same download', fmt(gatewayLocal, 'MiB/s'), `nginx sendfile: ${fmt(sendfile, 'MiB/s')}`, ratio(gatewayLocal, sendfile), '>= 0.5x');
+    }
+    }
+
+    if (section('small')) {
+    console.log('\nSmall answers');
+    const catalogResponse = await fetch(`http://127.0.0.1:${azure.port}/catalog`, { headers: bearer });
+    const catalogJson: unknown = await catalogResponse.json();
+    const express = await bareExpress(catalogJson, container);
+    stops.push(express.stop);
+    const catalogGateway = await requestsPerSecond(`http://127.0.0.1:${azure.port}/catalog`, bearer);
+    const catalogBare = await requestsPerSecond(`http://127.0.0.1:${express.port}/catalog`, {});
+    row(`GET /catalog, ${CATALOG_FILES + 1} entries`, fmt(catalogGateway, 'req/s'), `bare Express answering the same JSON: ${fmt(catalogBare, 'req/s')}`, ratio(catalogGateway, catalogBare), '>= 1.0x');
+    const infoGateway = await requestsPerSecond(`http://127.0.0.1:${azure.port}/info/Q7`, bearer);
+    const infoBare = await requestsPerSecond(`http://127.0.0.1:${express.port}/info/q7.parquet`, {});
+    row('GET /info', fmt(infoGateway, 'req/s'), `bare Express doing the same SDK property read: ${fmt(infoBare, 'req/s')}`, ratio(infoGateway, infoBare), '-');
+
+    // /list and /count with the cache off, so every call lists storage; then repeated calls from the cache.
+    const uncached = await startGateway(
+      { AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString, AZURE_STORAGE_CONTAINER: container.containerName, CLIENTS_FILE: clientsFile, LIST_CACHE_SECONDS: '0' },
+      'azure-uncached',
+    );
+    stops.push(uncached.stop);
+    const uncachedBearer = { authorization: `Bearer ${await tokenOf(uncached.port)}` };
+    const listGateway = await latency(`http://127.0.0.1:${uncached.port}/list`, uncachedBearer);
+    const countGateway = await latency(`http://127.0.0.1:${uncached.port}/count`, uncachedBearer);
+    const listRaw = await latency(`http://127.0.0.1:${express.port}/list`, {});
+    row(`GET /list, ${CATALOG_FILES + 1} files (LIST_CACHE_SECONDS=0)`, fmt(listGateway, 'ms'), `the raw List Blobs calls for the same facts: ${fmt(listRaw, 'ms')}`, `${(listGateway / listRaw).toFixed(2)}x cost`, '<= 1.2x');
+    row(`GET /count, ${CATALOG_FILES + 1} files (LIST_CACHE_SECONDS=0)`, fmt(countGateway, 'ms'), `the same raw listing: ${fmt(listRaw, 'ms')}`, `${(countGateway / listRaw).toFixed(2)}x cost`, '<= 1.2x');
+    const listCached = await latency(`http://127.0.0.1:${azure.port}/list`, bearer);
+    row('GET /list repeated within LIST_CACHE_SECONDS', fmt(listCached, 'ms'), `the raw listing: ${fmt(listRaw, 'ms')}`, `${(listCached / listRaw).toFixed(2)}x cost`, '-');
+    }
+
+    const table = [
+      '| measure | gateway | anchor in the same run | ratio | goal |',
+      '| --- | --- | --- | --- | --- |',
+      ...rows.map((r) => `| ${r.measure} | ${r.gateway} | ${r.anchor} | ${r.ratio} | ${r.goal} |`),
+    ].join('\n');
+    console.log(`\n${table}\n`);
+    if (!options['no-write'] && options.only === undefined) {
+      const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${(totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, Node ${process.version}, ${nginx === undefined ? 'no nginx' : 'nginx 1.22 (Debian)'}`;
+      await writeBenchmarks(table, machine);
     }
   } finally {
-    await rm(folder, { recursive: true, force: true });
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await azurite?.stop();
+    await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** Replaces the measured section of BENCHMARKS.md, keeping the analysis written around it. */
+async function writeBenchmarks(table: string, machine: string): Promise<void> {
+  const path = join(packageRoot(), 'BENCHMARKS.md');
+  const section = [
+    '<!-- bench:start -->',
+    `Measured ${new Date().toISOString().slice(0, 10)} with \`npm run bench\` (medians of ${RUNS} runs, a ${BIG / MiB} MiB file) on ${machine}.`,
+    '',
+    table,
+    '<!-- bench:end -->',
+  ].join('\n');
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    text = '# Benchmarks\n\n<!-- bench:start -->\n<!-- bench:end -->\n';
+  }
+  const start = text.indexOf('<!-- bench:start -->');
+  const end = text.indexOf('<!-- bench:end -->');
+  const updated = start === -1 || end === -1 ? `${text}\n${section}\n` : `${text.slice(0, start)}${section}${text.slice(end + '<!-- bench:end -->'.length)}`;
+  await writeFile(path, updated);
+  console.log(`Wrote ${path}`);
 }
 
 await main();

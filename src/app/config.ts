@@ -13,6 +13,8 @@ export interface GatewayConfig {
   readonly storage: StorageConfig;
   /** `undefined` only on the embedded default, which registers a demo client instead. */
   readonly clientsFile: string | undefined;
+  /** How long a look at the registry file stands before it is stat'ed again. */
+  readonly clientsFileRecheckSeconds: number;
   /** The HMAC key of bearer tokens: TOKEN_SIGNING_KEY, or 48 random bytes when it is unset. */
   readonly tokenSigningKey: Uint8Array;
   /** True when the key is random: tokens then die with the process and other instances refuse them. */
@@ -83,6 +85,7 @@ export const CONFIG_VARIABLES = [
   'AZURE_STORAGE_CONTAINER',
   'DATA_DIR',
   'CLIENTS_FILE',
+  'CLIENTS_FILE_RECHECK_SECONDS',
   'TOKEN_SIGNING_KEY',
   'TOKEN_TTL_SECONDS',
   'INDEX_REFRESH_SECONDS',
@@ -152,6 +155,7 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     port: integer(env, 'PORT', 3000, 0, 65535),
     storage,
     clientsFile: clientsFile === undefined ? undefined : resolve(clientsFile),
+    clientsFileRecheckSeconds: integer(env, 'CLIENTS_FILE_RECHECK_SECONDS', 1, 0, 60),
     tokenSigningKey: tokenSigningKey === undefined ? new Uint8Array(randomBytes(48)) : new TextEncoder().encode(tokenSigningKey),
     tokenSigningKeyIsEphemeral: tokenSigningKey === undefined,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86400),

@@ -67,12 +67,13 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     },
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
   });
-  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock });
+  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000 });
   const auth = new ClientAuthentication({
     registry,
     secrets: new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
     tokens: new JwtTokenStore({ signingKey: config.tokenSigningKey, clock }),
     tokenLifetimeSeconds: config.tokenTtlSeconds,
+    clock,
   });
   const definitionPath = openApiDefinitionPath();
   const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);

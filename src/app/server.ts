@@ -34,6 +34,7 @@ function storeFor(config: GatewayConfig): BlobStore {
 async function registryFor(config: GatewayConfig, logger: Logger): Promise<{ registry: ClientRegistry; demoSecret?: string }> {
   if (config.clientsFile !== undefined) {
     const registry = new JsonClientRegistry(config.clientsFile, {
+      recheckMs: config.clientsFileRecheckSeconds * 1000,
       onUnreadable: (error) => logger.error({ err: error }, 'client registry unreadable: serving the last good version until the file is fixed'),
     });
     return { registry };

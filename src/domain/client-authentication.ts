@@ -1,5 +1,5 @@
 import { InvalidClient, InvalidToken } from './errors.js';
-import type { ClientRecord, ClientRegistry, Principal, SecretHasher, TokenStore } from './ports.js';
+import type { ClientRecord, ClientRegistry, Clock, Principal, SecretHasher, TokenStore, VerifiedToken } from './ports.js';
 
 /** A bearer token just issued, and how long it lives. */
 export interface IssuedToken {
@@ -14,7 +14,15 @@ export interface ClientAuthenticationOptions {
   readonly tokens: TokenStore;
   /** The lifetime of every token issued; its one source is the validated configuration. */
   readonly tokenLifetimeSeconds: number;
+  readonly clock: Clock;
 }
+
+/**
+ * How many verified tokens are remembered. A token's signature and lifetime never change, so a
+ * token seen before is not verified again until it expires; whether its client is still active is
+ * checked on every request.
+ */
+const VERIFIED_TOKENS_KEPT = 10_000;
 
 /**
  * Who may get a token and whose token still counts: the one owner of client authentication.
@@ -26,6 +34,8 @@ export interface ClientAuthenticationOptions {
  *   the secret (or removing and re-adding the client) revokes every token issued before.
  */
 export class ClientAuthentication {
+  readonly #verified = new Map<string, VerifiedToken>();
+
   constructor(private readonly options: ClientAuthenticationOptions) {}
 
   /** How long every token issued lives. */
@@ -59,13 +69,30 @@ export class ClientAuthentication {
    * forged or expired, or when its client is no longer active or has another secret since.
    */
   async verifyToken(token: string): Promise<Principal> {
-    const claims = await this.options.tokens.verify(token);
+    const claims = await this.#verifiedClaims(token);
     const client = await this.options.registry.find(claims.clientId);
     if (client === undefined || !isActive(client)) throw new InvalidToken('The token was revoked');
     if (claims.secretFingerprint !== this.options.secrets.fingerprint(client.secretHash)) {
       throw new InvalidToken('The token was revoked');
     }
     return { clientId: client.clientId, indexPath: client.indexPath };
+  }
+
+  /** The token's claims: remembered from an earlier verification until it expires. */
+  async #verifiedClaims(token: string): Promise<VerifiedToken> {
+    const now = this.options.clock.now().getTime();
+    const known = this.#verified.get(token);
+    if (known !== undefined && known.expiresAt.getTime() > now) return known;
+    // Verified again (and fails) once expired, so that the answer says it has expired.
+    this.#verified.delete(token);
+    const claims = await this.options.tokens.verify(token);
+    if (this.#verified.size >= VERIFIED_TOKENS_KEPT) {
+      // Maps keep insertion order: the first key is the oldest.
+      const oldest = this.#verified.keys().next();
+      if (oldest.done !== true) this.#verified.delete(oldest.value);
+    }
+    this.#verified.set(token, claims);
+    return claims;
   }
 }
 

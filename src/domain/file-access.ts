@@ -46,6 +46,13 @@ export interface FileAccessDependencies {
   readonly entitlement: Entitlement;
   readonly store: BlobStore;
   readonly clock: Clock;
+  /** How long which catalog files exist is reused before storage is asked again (LIST_CACHE_SECONDS). */
+  readonly listCacheMs: number;
+}
+
+interface KnownFiles {
+  readonly at: number;
+  readonly files: Promise<ExistingFile[]>;
 }
 
 /**
@@ -53,6 +60,9 @@ export interface FileAccessDependencies {
  * Entitlement is always decided before storage is asked whether a file exists.
  */
 export class FileAccess {
+  /** Per catalog version: which of its files exist, and when storage said so. */
+  readonly #known = new WeakMap<FileCatalog, KnownFiles>();
+
   constructor(private readonly deps: FileAccessDependencies) {}
 
   catalog(principal: Principal): Promise<FileCatalog> {
@@ -107,8 +117,26 @@ export class FileAccess {
     return properties;
   }
 
+  /**
+   * The catalog's files that storage has, in index order: asked of storage at most once per
+   * `listCacheMs` for a catalog version (concurrent requests share the answer), so that `/list`
+   * and `/count` polled by many clients cost storage one listing.
+   */
   private async existingFiles(principal: Principal): Promise<ExistingFile[]> {
     const catalog = await this.deps.entitlement.catalogFor(principal);
+    const now = this.deps.clock.now().getTime();
+    const known = this.#known.get(catalog);
+    if (known !== undefined && now - known.at < this.deps.listCacheMs) return known.files;
+    const files = this.#findExistingFiles(catalog);
+    this.#known.set(catalog, { at: now, files });
+    // A failure is not kept: the next request asks storage again.
+    files.catch(() => {
+      if (this.#known.get(catalog)?.files === files) this.#known.delete(catalog);
+    });
+    return files;
+  }
+
+  async #findExistingFiles(catalog: FileCatalog): Promise<ExistingFile[]> {
     const found = await this.deps.store.existing(catalog.entries.map((entry) => entry.fileName));
     const existing: ExistingFile[] = [];
     for (const entry of catalog.entries) {

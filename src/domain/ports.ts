@@ -150,12 +150,17 @@ export interface TokenClaims {
   readonly secretFingerprint: string;
 }
 
+/** The claims of a token whose signature and lifetime were checked, and when it expires. */
+export interface VerifiedToken extends TokenClaims {
+  readonly expiresAt: Date;
+}
+
 /** Signs and checks self-contained bearer tokens. Knows nothing of clients being active. */
 export interface TokenStore {
   /** A signed token carrying `claims`, valid for `lifetimeSeconds` from now. */
   issue(claims: TokenClaims, lifetimeSeconds: number): Promise<string>;
   /** The claims of `token`. Throws `InvalidToken` when it is malformed, forged or expired. */
-  verify(token: string): Promise<TokenClaims>;
+  verify(token: string): Promise<VerifiedToken>;
 }
 
 export interface Clock {

@@ -116,6 +116,18 @@ describe('JsonClientRegistry', () => {
       expect((await registry.find('acme'))?.secretHash).to.equal(after.secretHash);
     });
 
+    it('with recheckMs, stats the file at most once per period, and sees a change once the period is over', async () => {
+      await writeFile(file, JSON.stringify(buildFile({ acme: buildStoredClient() })));
+      let now = 0;
+      const registry = new JsonClientRegistry(file, { recheckMs: 1000, now: () => now });
+      expect(await registry.find('acme')).to.not.equal(undefined);
+      await rm(file);
+      now = 999;
+      expect(await registry.find('acme'), 'within the period: the last look stands').to.not.equal(undefined);
+      now = 1000;
+      expect(await registry.find('acme'), 'after it: the file is gone').to.equal(undefined);
+    });
+
     it('sees a client added after the file was first found missing', async () => {
       const registry = new JsonClientRegistry(file);
       expect(await registry.find('acme')).to.equal(undefined);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { ClientAuthentication } from '../../src/domain/client-authentication.js';
 import { InvalidClient, InvalidToken } from '../../src/domain/errors.js';
-import type { ClientRecord, SecretHasher, TokenClaims, TokenStore } from '../../src/domain/ports.js';
+import type { ClientRecord, Clock, SecretHasher, TokenClaims, TokenStore, VerifiedToken } from '../../src/domain/ports.js';
 import { rejectionOf } from '../support/rejection.js';
 
 /** A transparent hasher that records what it was asked to verify: `hash:<secret>`. */
@@ -20,16 +20,21 @@ class RecordingHasher implements SecretHasher {
   }
 }
 
-/** Tokens as readable JSON; `verify` refuses what it did not issue. */
+/** Tokens as readable JSON, expiring `lifetimeSeconds` after the clock's now; `verify` refuses what it did not issue. */
 class PlainTokens implements TokenStore {
   readonly lifetimes: number[] = [];
+  verifications = 0;
+  constructor(private readonly clock: Clock) {}
   async issue(claims: TokenClaims, lifetimeSeconds: number): Promise<string> {
     this.lifetimes.push(lifetimeSeconds);
-    return `token:${JSON.stringify(claims)}`;
+    return `token:${JSON.stringify({ ...claims, expiresAt: this.clock.now().getTime() + lifetimeSeconds * 1000 })}`;
   }
-  async verify(token: string): Promise<TokenClaims> {
+  async verify(token: string): Promise<VerifiedToken> {
+    this.verifications += 1;
     if (!token.startsWith('token:')) throw new InvalidToken('The token is malformed or not issued by this gateway');
-    return JSON.parse(token.slice('token:'.length)) as TokenClaims;
+    const { expiresAt, ...claims } = JSON.parse(token.slice('token:'.length)) as TokenClaims & { expiresAt: number };
+    if (expiresAt <= this.clock.now().getTime()) throw new InvalidToken('The token has expired');
+    return { ...claims, expiresAt: new Date(expiresAt) };
   }
 }
 
@@ -46,12 +51,15 @@ describe('ClientAuthentication (src/domain/client-authentication.ts)', function 
   let hasher: RecordingHasher;
   let tokens: PlainTokens;
   let auth: ClientAuthentication;
+  let now: number;
+  const clock: Clock = { now: () => new Date(now) };
 
   beforeEach(function () {
+    now = Date.UTC(2026, 0, 1);
     registry = new InMemoryClientRegistry([buildClient(), buildClient({ clientId: 'off', enabled: false })]);
     hasher = new RecordingHasher();
-    tokens = new PlainTokens();
-    auth = new ClientAuthentication({ registry, secrets: hasher, tokens, tokenLifetimeSeconds: 600 });
+    tokens = new PlainTokens(clock);
+    auth = new ClientAuthentication({ registry, secrets: hasher, tokens, tokenLifetimeSeconds: 600, clock });
   });
 
   describe('authenticate', function () {
@@ -93,8 +101,23 @@ describe('ClientAuthentication (src/domain/client-authentication.ts)', function 
       const issued = await auth.issueToken(buildClient());
       registry.add(buildClient({ enabled: false }));
       expect(await rejectionOf(auth.verifyToken(issued.accessToken))).to.be.instanceOf(InvalidToken);
-      const other = new ClientAuthentication({ registry: new InMemoryClientRegistry(), secrets: hasher, tokens, tokenLifetimeSeconds: 600 });
+      const other = new ClientAuthentication({ registry: new InMemoryClientRegistry(), secrets: hasher, tokens, tokenLifetimeSeconds: 600, clock });
       expect(await rejectionOf(other.verifyToken(issued.accessToken))).to.be.instanceOf(InvalidToken);
+    });
+
+    it('verifies a token\'s signature once, until it expires, and still checks its client every time', async function () {
+      const issued = await auth.issueToken(buildClient());
+      for (let i = 0; i < 5; i += 1) await auth.verifyToken(issued.accessToken);
+      expect(tokens.verifications).to.equal(1);
+      registry.add(buildClient({ enabled: false }));
+      expect(await rejectionOf(auth.verifyToken(issued.accessToken))).to.be.instanceOf(InvalidToken);
+    });
+
+    it('refuses a remembered token once it has expired, saying so', async function () {
+      const issued = await auth.issueToken(buildClient());
+      await auth.verifyToken(issued.accessToken);
+      now += 600_000;
+      expect(((await rejectionOf(auth.verifyToken(issued.accessToken))) as Error).message).to.match(/expired/);
     });
 
     it('passes on the token store\'s own refusal of a token it did not issue', async function () {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { storeFixtures, type BlobStoreFixture } from '../support/store-fixtures.js';
@@ -180,3 +181,82 @@ for (const { name, create } of storeFixtures) {
     });
   });
 }
+
+describe('cacheable answers of /catalog and /list', function () {
+  let now: number;
+  const clock = { now: () => new Date(now) };
+
+  async function gatewayWith(store: MemoryBlobStore, env: Record<string, string> = {}) {
+    return startGateway({ store, clock, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }], env });
+  }
+
+  function seeded(): MemoryBlobStore {
+    const store = new MemoryBlobStore();
+    store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' }), buildIndexRow({ Symbol: 'B', FileName: 'data/b.csv' })]));
+    store.put('data/a.csv', 'a\n');
+    store.put('data/b.csv', 'b\n');
+    return store;
+  }
+
+  beforeEach(function () {
+    now = Date.UTC(2026, 0, 1);
+  });
+
+  for (const path of ['/catalog', '/list']) {
+    describe(`GET ${path}`, function () {
+      it('carries a weak ETag, and answers 304 with no body to If-None-Match holding it', async function () {
+        const gateway = await gatewayWith(seeded());
+        try {
+          const first = await gateway.get('acme', path);
+          const etag = String(first.headers['etag']);
+          expect(etag).to.match(/^W\/"[A-Za-z0-9_-]+"$/);
+          const again = await gateway.get('acme', path, { 'if-none-match': etag });
+          expect(again.status).to.equal(304);
+          expect(again.body.length).to.equal(0);
+          expect(again.headers['etag']).to.equal(etag);
+          expect((await gateway.get('acme', path, { 'if-none-match': 'W/"something-else"' })).status).to.equal(200);
+        } finally {
+          await gateway.close();
+        }
+      });
+    });
+  }
+
+  it('gives /catalog a new ETag when the index changes', async function () {
+    const store = seeded();
+    const gateway = await gatewayWith(store, { INDEX_REFRESH_SECONDS: '0' });
+    try {
+      const before = String((await gateway.get('acme', '/catalog')).headers['etag']);
+      store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' })]));
+      const after = await gateway.get('acme', '/catalog', { 'if-none-match': before });
+      expect(after.status).to.equal(200);
+      expect(after.headers['etag']).to.not.equal(before);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('serves /list and /count from memory for LIST_CACHE_SECONDS, then asks storage again', async function () {
+    const store = seeded();
+    const gateway = await gatewayWith(store, { LIST_CACHE_SECONDS: '5' });
+    let listings = 0;
+    const existing = store.existing.bind(store);
+    store.existing = (paths) => {
+      listings += 1;
+      return existing(paths);
+    };
+    try {
+      expect(jsonOf(await gateway.get('acme', '/count')).count).to.equal(2);
+      store.delete('data/b.csv');
+      now += 4_999;
+      expect(jsonOf(await gateway.get('acme', '/list')).count, 'within the period').to.equal(2);
+      expect(jsonOf(await gateway.get('acme', '/count')).count).to.equal(2);
+      expect(listings).to.equal(1);
+      now += 1;
+      expect(jsonOf(await gateway.get('acme', '/list')).count, 'once the period is over').to.equal(1);
+      expect(listings).to.equal(2);
+    } finally {
+      await gateway.close();
+    }
+  });
+});

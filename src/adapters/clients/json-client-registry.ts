@@ -53,6 +53,14 @@ export type RegistryHealth = { readonly readable: true } | { readonly readable: 
 
 export interface JsonClientRegistryOptions {
   /**
+   * How long a look at the file stands before the file is stat'ed again (CLIENTS_FILE_RECHECK_SECONDS):
+   * a stat per request is a file-system round trip, slow on network shares such as App Service's
+   * `/home`. Absent: every lookup stats the file.
+   */
+  readonly recheckMs?: number;
+  /** The time for `recheckMs`; the system clock when absent. */
+  readonly now?: () => number;
+  /**
    * Told once per unreadable version of the file while the last good registry keeps being served
    * (a hand-edit gone wrong, a half-copied file): the operator must fix the file.
    */
@@ -78,6 +86,7 @@ export class JsonClientRegistry implements ClientRegistry {
   readonly path: string;
   private snapshot: Snapshot | undefined;
   #health: RegistryHealth = { readable: true };
+  #lookedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     path: string,
@@ -108,6 +117,9 @@ export class JsonClientRegistry implements ClientRegistry {
   }
 
   private async current(): Promise<Snapshot> {
+    const now = (this.options.now ?? Date.now)();
+    if (this.snapshot !== undefined && now - this.#lookedAt < (this.options.recheckMs ?? 0)) return this.snapshot;
+    this.#lookedAt = now;
     let key = 'unstatable';
     try {
       const stats = await this.stat();

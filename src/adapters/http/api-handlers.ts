@@ -1,6 +1,8 @@
 import type { Request, Response } from 'express';
+import type { FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
 import type { Registry } from 'prom-client';
+import { cacheableJson, sendCacheableJson, type CacheableJson } from './cacheable-json.js';
 import { handleDownload, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from './grammar/request-path.js';
@@ -30,6 +32,7 @@ export type OperationHandler = (context: OperationContext) => Promise<void>;
 
 /** JSON answers depend on the caller and change with the index and storage: revalidate every time. */
 const jsonCacheControl = 'private, no-cache';
+/** The contract's default `limit` of `/list` (openapi.yaml). */
 const defaultListLimit = 1000;
 
 function principalOf(context: OperationContext): Principal {
@@ -43,6 +46,26 @@ function sendJson(res: Response, body: unknown): void {
 
 /** One handler per `operationId` of `openapi.yaml`. */
 export function createOperationHandlers(deps: ApiHandlerDependencies): Record<string, OperationHandler> {
+  // A catalog is serialized once per index version (and client id, which the answer names).
+  const catalogAnswers = new WeakMap<FileCatalog, Map<string, CacheableJson>>();
+  const catalogAnswer = (catalog: FileCatalog, clientId: string): CacheableJson => {
+    let byClient = catalogAnswers.get(catalog);
+    if (byClient === undefined) {
+      byClient = new Map();
+      catalogAnswers.set(catalog, byClient);
+    }
+    let answer = byClient.get(clientId);
+    if (answer === undefined) {
+      answer = cacheableJson({
+        clientId,
+        files: catalog.entries.map((entry) => ({ Symbol: entry.symbol, Description: entry.description, FileName: entry.fileName })),
+        count: catalog.entries.length,
+      });
+      byClient.set(clientId, answer);
+    }
+    return answer;
+  };
+
   const download: OperationHandler = (context) =>
     handleDownload(deps, context.req, context.res, principalOf(context), { symbol: context.params['symbol'] ?? '' });
 
@@ -62,11 +85,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     async getCatalog(context) {
       const principal = principalOf(context);
       const catalog = await deps.files.catalog(principal);
-      sendJson(context.res, {
-        clientId: principal.clientId,
-        files: catalog.entries.map((entry) => ({ Symbol: entry.symbol, Description: entry.description, FileName: entry.fileName })),
-        count: catalog.entries.length,
-      });
+      sendCacheableJson(context.req, context.res, catalogAnswer(catalog, principal.clientId));
     },
 
     async listFiles(context) {
@@ -75,7 +94,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         limit: typeof rawLimit === 'string' ? Number(rawLimit) : defaultListLimit,
         ...(typeof modifiedSince === 'string' && { modifiedSince: new Date(modifiedSince) }),
       });
-      sendJson(context.res, {
+      sendCacheableJson(context.req, context.res, cacheableJson({
         files: listing.files.map((file) => ({
           symbol: file.entry.symbol,
           description: file.entry.description,
@@ -87,7 +106,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         count: listing.count,
         limit: listing.limit,
         truncated: listing.truncated,
-      });
+      }));
     },
 
     async countFiles(context) {

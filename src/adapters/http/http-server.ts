@@ -33,6 +33,7 @@ export function createHttpServer(app: Express, options: HttpServerOptions): Serv
       // How often Node looks for requests past those deadlines (30 s by default).
       connectionsCheckingInterval: Math.min(1000, options.headersTimeoutMs),
       maxHeaderSize: MAX_HEADER_BYTES,
+      highWaterMark: 1024 * 1024,
     },
     app,
   );

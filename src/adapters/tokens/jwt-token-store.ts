@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { InvalidToken } from '../../domain/errors.js';
-import type { Clock, TokenClaims, TokenStore } from '../../domain/ports.js';
+import type { Clock, TokenClaims, TokenStore, VerifiedToken } from '../../domain/ports.js';
 
 export interface JwtTokenStoreOptions {
   /** HMAC key shared by every gateway instance, at least 32 bytes. */
@@ -40,7 +40,7 @@ export class JwtTokenStore implements TokenStore {
       .sign(this.options.signingKey);
   }
 
-  async verify(token: string): Promise<TokenClaims> {
+  async verify(token: string): Promise<VerifiedToken> {
     try {
       const { payload } = await jwtVerify(token, this.options.signingKey, {
         algorithms: [algorithm],
@@ -52,10 +52,10 @@ export class JwtTokenStore implements TokenStore {
         clockTolerance: 0,
       });
       const fingerprint = payload[fingerprintClaim];
-      if (typeof payload.sub !== 'string' || typeof fingerprint !== 'string') {
+      if (typeof payload.sub !== 'string' || typeof fingerprint !== 'string' || typeof payload.exp !== 'number') {
         throw new InvalidToken('The token is malformed or not issued by this gateway');
       }
-      return { clientId: payload.sub, secretFingerprint: fingerprint };
+      return { clientId: payload.sub, secretFingerprint: fingerprint, expiresAt: new Date(payload.exp * 1000) };
     } catch (error) {
       if (error instanceof InvalidToken) throw error;
       throw new InvalidToken(describeJoseFailure(error), { cause: error });

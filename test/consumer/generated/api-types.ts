@@ -43,7 +43,9 @@ export interface paths {
         /**
          * The caller's catalog (its index)
          * @description Every entry of the caller's index, as subscribed: symbol, description and file name.
-         *     Entries are returned whether or not storage currently holds the file (see `/list`).
+         *     Entries are returned whether or not storage currently holds the file (see `/list`). The
+         *     answer carries a weak `ETag`; send it back in `If-None-Match` to get `304` while the
+         *     index is unchanged.
          */
         get: operations["getCatalog"];
         put?: never;
@@ -67,7 +69,9 @@ export interface paths {
          *     in index order, each with its `etag` (and `md5` where storage has one). With
          *     `modifiedSince`, only the files uploaded at or after that moment: a daily mirror of a large
          *     catalog then costs one small answer. `truncated` is true when more files match than were
-         *     returned.
+         *     returned. Which files exist is reused for `LIST_CACHE_SECONDS` (a few seconds) before
+         *     storage is asked again. The answer carries a weak `ETag`; send it back in `If-None-Match`
+         *     to get `304` while nothing changed.
          */
         get: operations["listFiles"];
         put?: never;
@@ -563,6 +567,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `If-None-Match` holds the answer's current `ETag`: the copy the caller has is current. No body. */
+        JsonNotModified: {
+            headers: {
+                ETag: components["headers"]["WeakETag"];
+                "Cache-Control": components["headers"]["CacheControl"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /**
          * @description Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
          *     parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
@@ -970,6 +983,11 @@ export interface components {
          */
         Range: string;
         /**
+         * @description The weak `ETag` of an earlier answer (or a list of them); `304` when the answer would be the same.
+         * @example W/"q3Bz0cLr5xkH0n4mJ8t2aQ9wRz7"
+         */
+        IfNoneMatchJson: string;
+        /**
          * @description Comma-separated entity tags, or `*` (RFC 9110 section 13.1.1). Compared with strong
          *     comparison; when none matches the current `ETag`, the answer is `412`.
          * @example "0x8DC2A4F5B1C2D3E"
@@ -1011,6 +1029,11 @@ export interface components {
          * @example "0x8DC2A4F5B1C2D3E"
          */
         ETag: string;
+        /**
+         * @description A weak entity tag of the answer's content; it changes whenever the answer would.
+         * @example W/"q3Bz0cLr5xkH0n4mJ8t2aQ9wRz7"
+         */
+        WeakETag: string;
         /**
          * @description When the file was last modified in storage, as an HTTP-date.
          * @example Wed, 21 Oct 2015 07:28:00 GMT
@@ -1141,7 +1164,13 @@ export interface operations {
     getCatalog: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The weak `ETag` of an earlier answer (or a list of them); `304` when the answer would be the same.
+                 * @example W/"q3Bz0cLr5xkH0n4mJ8t2aQ9wRz7"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatchJson"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1151,12 +1180,14 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControl"];
+                    ETag: components["headers"]["WeakETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Catalog"];
                 };
             };
+            304: components["responses"]["JsonNotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["CatalogNotFound"];
@@ -1176,7 +1207,13 @@ export interface operations {
                  */
                 modifiedSince?: components["parameters"]["ModifiedSince"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The weak `ETag` of an earlier answer (or a list of them); `304` when the answer would be the same.
+                 * @example W/"q3Bz0cLr5xkH0n4mJ8t2aQ9wRz7"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatchJson"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1186,12 +1223,14 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControl"];
+                    ETag: components["headers"]["WeakETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FileList"];
                 };
             };
+            304: components["responses"]["JsonNotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["CatalogNotFound"];
