@@ -148,6 +148,13 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
   if (tokenSigningKey !== undefined && Buffer.byteLength(tokenSigningKey, 'utf8') < 32) {
     throw new ConfigError('TOKEN_SIGNING_KEY', 'must be at least 32 bytes long (e.g. `openssl rand -base64 48`)');
   }
+  const downloadLinks = oneOf(env, 'DOWNLOAD_LINKS', ['on', 'off'] as const, 'off') === 'on';
+  if (downloadLinks && storage.kind === 'azure-connection-string' && !/(^|;)\s*(AccountKey|UseDevelopmentStorage)=/i.test(storage.connectionString)) {
+    throw new ConfigError(
+      'DOWNLOAD_LINKS',
+      'is on, but AZURE_STORAGE_CONNECTION_STRING has no AccountKey to sign SAS links with: use an account key connection string, or AZURE_STORAGE_ACCOUNT_URL with a managed identity',
+    );
+  }
   const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
   if (!logLevels.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${logLevels.join(', ')}`);
 
@@ -164,7 +171,7 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     storageTimeoutSeconds: integer(env, 'STORAGE_TIMEOUT_SECONDS', 30, 1, 600),
     downloadRateLimit: integer(env, 'DOWNLOAD_RATE_LIMIT', 120, 1, 1_000_000),
     downloadRateWindowSeconds: integer(env, 'DOWNLOAD_RATE_WINDOW_SECONDS', 60, 1, 86400),
-    downloadLinks: oneOf(env, 'DOWNLOAD_LINKS', ['on', 'off'] as const, 'off') === 'on',
+    downloadLinks,
     downloadLinkTtlSeconds: integer(env, 'DOWNLOAD_LINK_TTL_SECONDS', 300, 10, 86400),
     tokenFailureLimit: integer(env, 'TOKEN_FAILURE_LIMIT', 10, 1, 1_000_000),
     tokenFailureClientLimit: integer(env, 'TOKEN_FAILURE_CLIENT_LIMIT', 100, 1, 1_000_000),

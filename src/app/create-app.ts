@@ -3,7 +3,9 @@ import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { noAudit, type AuditTrail } from '../adapters/audit/audit-trail.js';
 import { ScryptSecretHasher } from '../adapters/clients/secret-hash.js';
+import type { DirectLinkIssuer, DirectLinkRequest } from '../adapters/http/download-handler.js';
 import { createHttpApp } from '../adapters/http/http-app.js';
+import { SignedLinks } from '../adapters/http/signed-links.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
@@ -36,6 +38,11 @@ export interface AppAdapters {
   readonly redisProblem?: () => Promise<string | undefined>;
   /** Readiness of the instance; built over the store and registry when absent. */
   readonly readiness?: Readiness;
+  /**
+   * Makes storage's own direct link to a file (Azure: a SAS URL), when DOWNLOAD_LINKS=on; the
+   * gateway signs and serves its own links when absent (the local folder store).
+   */
+  readonly storageLinks?: (link: DirectLinkRequest) => Promise<string>;
 }
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -76,6 +83,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     clock,
   });
   const definitionPath = openApiDefinitionPath();
+  const { links, signedLinks } = directLinks(config, adapters.storageLinks, clock);
   const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);
 
   return createHttpApp({
@@ -99,5 +107,23 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     metricsToken: config.metricsToken,
     readiness,
     trustProxy: config.trustProxy,
+    links,
+    signedLinks,
   });
+}
+
+/**
+ * Direct links when DOWNLOAD_LINKS=on: storage's own when the store can make them, otherwise URLs
+ * the gateway signs and serves itself.
+ */
+function directLinks(
+  config: GatewayConfig,
+  storageLinks: AppAdapters['storageLinks'],
+  clock: Clock,
+): { links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined; signedLinks: SignedLinks | undefined } {
+  if (!config.downloadLinks) return { links: undefined, signedLinks: undefined };
+  const ttlMs = config.downloadLinkTtlSeconds * 1000;
+  if (storageLinks !== undefined) return { links: { issue: (link) => storageLinks(link), ttlMs }, signedLinks: undefined };
+  const signedLinks = new SignedLinks(config.tokenSigningKey, clock);
+  return { links: { issue: (link, baseUrl) => signedLinks.urlFor(link, baseUrl), ttlMs }, signedLinks };
 }

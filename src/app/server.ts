@@ -3,7 +3,8 @@ import { pino, type Logger } from 'pino';
 import { InMemoryClientRegistry } from '../adapters/clients/in-memory-client-registry.js';
 import { JsonClientRegistry } from '../adapters/clients/json-client-registry.js';
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
-import { fromAccountUrl, fromConnectionString } from '../adapters/storage/azure-blob-store.js';
+import type { DirectLinkRequest } from '../adapters/http/download-handler.js';
+import { fromAccountUrl, fromConnectionString, type AzureBlobStore } from '../adapters/storage/azure-blob-store.js';
 import { LocalFolderBlobStore } from '../adapters/storage/local-folder-blob-store.js';
 import type { BlobStore, ClientRegistry } from '../domain/ports.js';
 import { createAuditTrail } from '../adapters/audit/audit-trail.js';
@@ -19,15 +20,20 @@ import type { Telemetry } from './telemetry.js';
 
 const demoClientId = 'demo';
 
-function storeFor(config: GatewayConfig): BlobStore {
+/** The store, and storage's own direct links when it can make them (Azure: SAS URLs). */
+function storeFor(config: GatewayConfig): { store: BlobStore; storageLinks?: (link: DirectLinkRequest) => Promise<string> } {
   const azureOptions = { responseTimeoutMs: config.storageTimeoutSeconds * 1000 };
+  const withSasLinks = (store: AzureBlobStore) => ({
+    store,
+    storageLinks: (link: DirectLinkRequest) => store.directLink(link),
+  });
   switch (config.storage.kind) {
     case 'local':
-      return new LocalFolderBlobStore(config.storage.dataDir);
+      return { store: new LocalFolderBlobStore(config.storage.dataDir) };
     case 'azure-connection-string':
-      return fromConnectionString(config.storage.connectionString, config.storage.container, azureOptions);
+      return withSasLinks(fromConnectionString(config.storage.connectionString, config.storage.container, azureOptions));
     case 'azure-managed-identity':
-      return fromAccountUrl(config.storage.accountUrl, config.storage.container, azureOptions);
+      return withSasLinks(fromAccountUrl(config.storage.accountUrl, config.storage.container, azureOptions));
   }
 }
 
@@ -73,7 +79,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
         });
   const redisProblem = redis === undefined ? undefined : () => pingRedis(redis);
   const { registry, demoSecret } = await registryFor(config, logger);
-  const store = storeFor(config);
+  const { store, storageLinks } = storeFor(config);
   const readiness = new Readiness({
     store,
     registry,
@@ -87,6 +93,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     logger,
     audit,
     readiness,
+    ...(storageLinks !== undefined && { storageLinks }),
     ...(redis !== undefined && config.redis !== undefined && { rateLimitStores: redisStores(redis, config.redis.keyPrefix) }),
   });
 

@@ -8,9 +8,14 @@ export interface ClientUsage {
   readonly downloads: number;
   /** Downloads the subscriber broke off, having received part of the bytes. */
   readonly interrupted: number;
+  /**
+   * Direct links handed out (`GET /link`, `?redirect=true`): storage, not the gateway, moves those
+   * bytes, so they are not in `bytes` (a gateway-signed link's download is, as a download).
+   */
+  readonly links: number;
   /** Body bytes handed to the subscriber's connections, by every download. */
   readonly bytes: number;
-  /** Distinct files of which bytes were sent. */
+  /** Distinct files of which bytes were sent or to which a link was given. */
   readonly files: number;
 }
 
@@ -30,6 +35,7 @@ export interface UsageReport {
 interface Totals {
   downloads: number;
   interrupted: number;
+  links: number;
   bytes: number;
   readonly files: Set<string>;
 }
@@ -54,13 +60,14 @@ export async function usageReport(files: readonly string[], period: UsagePeriod)
       if (period.until !== undefined && time >= period.until.getTime()) continue;
       let totals = byClient.get(record.clientId);
       if (totals === undefined) {
-        totals = { downloads: 0, interrupted: 0, bytes: 0, files: new Set() };
+        totals = { downloads: 0, interrupted: 0, links: 0, bytes: 0, files: new Set() };
         byClient.set(record.clientId, totals);
       }
       if (record.outcome === 'completed') totals.downloads += 1;
       if (record.outcome === 'aborted' && record.bytesSent > 0) totals.interrupted += 1;
+      if (record.outcome === 'linked') totals.links += 1;
       totals.bytes += record.bytesSent;
-      if (record.bytesSent > 0 && record.path !== null) totals.files.add(record.path);
+      if ((record.bytesSent > 0 || record.outcome === 'linked') && record.path !== null) totals.files.add(record.path);
     }
   }
   const clients = [...byClient.entries()]
@@ -69,6 +76,7 @@ export async function usageReport(files: readonly string[], period: UsagePeriod)
       clientId,
       downloads: totals.downloads,
       interrupted: totals.interrupted,
+      links: totals.links,
       bytes: totals.bytes,
       files: totals.files.size,
     }));
@@ -106,11 +114,12 @@ function downloadRecordOf(line: string): DownloadLine | undefined {
 /** The report as an aligned text table, bytes also in MiB. */
 export function formatUsageTable(report: UsageReport): string {
   const rows = [
-    ['CLIENT_ID', 'DOWNLOADS', 'INTERRUPTED', 'BYTES', 'MIB', 'FILES'],
+    ['CLIENT_ID', 'DOWNLOADS', 'INTERRUPTED', 'LINKS', 'BYTES', 'MIB', 'FILES'],
     ...report.clients.map((client) => [
       client.clientId,
       String(client.downloads),
       String(client.interrupted),
+      String(client.links),
       String(client.bytes),
       (client.bytes / 1024 / 1024).toFixed(1),
       String(client.files),

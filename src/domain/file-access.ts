@@ -97,6 +97,24 @@ export class FileAccess {
   }
 
   /**
+   * Decides a download through a direct link: the link's client was found entitled to the file
+   * when it was made, so no index is read, but only the version (`etag`) it was made for is
+   * served: any other gets `preconditionFailed`. Throws `FileNotFound`.
+   */
+  async prepareLinkedDownload(
+    link: { readonly symbol: string; readonly path: string; readonly etag: string },
+    request: DownloadRequest,
+  ): Promise<PreparedDownload> {
+    const entry: CatalogEntry = { symbol: link.symbol, description: '', fileName: link.path };
+    const properties = await this.propertiesOf(entry);
+    const decision: DownloadDecision =
+      properties.etag === link.etag
+        ? decideDownload(properties, request, this.deps.clock.now())
+        : { kind: 'preconditionFailed', reason: 'The file changed since the link was made: ask for a new link' };
+    return { entry, properties, decision };
+  }
+
+  /**
    * The bytes of a prepared full or partial download, pinned to the version whose headers were
    * decided: throws `ContentChanged` if the file changed since.
    */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { CONFIG_VARIABLES, ConfigError, loadConfig, PLATFORM_VARIABLES } from '../../src/app/config.js';
 
@@ -28,6 +29,39 @@ describe('loadConfig', function () {
     });
     loadConfig(env, sample);
     expect([...read].sort()).to.deep.equal([...CONFIG_VARIABLES, ...PLATFORM_VARIABLES].sort());
+  });
+
+  it('is documented: README\'s configuration table lists exactly CONFIG_VARIABLES, in the same order', function () {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
+    const documented = [...section.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((match) => match[1]);
+    expect(documented).to.deep.equal([...CONFIG_VARIABLES]);
+  });
+
+  describe('DOWNLOAD_LINKS', function () {
+    const azure = { AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/etc/gateway/clients.json' };
+    it('is off by default, with links lasting 300 seconds when on', function () {
+      expect(load({}).downloadLinks).to.equal(false);
+      expect(load({ DOWNLOAD_LINKS: 'on' })).to.include({ downloadLinks: true, downloadLinkTtlSeconds: 300 });
+    });
+    it('accepts an account key connection string, Azurite\'s shorthand and a managed identity', function () {
+      for (const storage of [
+        { AZURE_STORAGE_CONNECTION_STRING: 'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net' },
+        { AZURE_STORAGE_CONNECTION_STRING: 'UseDevelopmentStorage=true' },
+        { AZURE_STORAGE_ACCOUNT_URL: 'https://acct.blob.core.windows.net' },
+      ]) {
+        expect(load({ ...azure, ...storage, DOWNLOAD_LINKS: 'on' }).downloadLinks).to.equal(true);
+      }
+    });
+    it('refuses a SAS connection string, which cannot sign links, and values other than on and off', function () {
+      expectConfigError(
+        { ...azure, AZURE_STORAGE_CONNECTION_STRING: 'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=2022&sig=x', DOWNLOAD_LINKS: 'on' },
+        'DOWNLOAD_LINKS',
+        /AccountKey/,
+      );
+      expectConfigError({ DOWNLOAD_LINKS: 'yes' }, 'DOWNLOAD_LINKS', /on|off/);
+      expectConfigError({ DOWNLOAD_LINK_TTL_SECONDS: '5' }, 'DOWNLOAD_LINK_TTL_SECONDS', /10/);
+    });
   });
 
   describe('with no configuration at all', function () {

@@ -42,6 +42,7 @@ describe('npm run usage (per-client usage from audit files)', function () {
     const gateway = await startGateway({
       store,
       audit,
+      env: { DOWNLOAD_LINKS: 'on' },
       clients: [
         { clientId: 'acme', secret: 'acme-secret-acme-secret' },
         { clientId: 'beta', secret: 'beta-secret-beta-secret' },
@@ -53,6 +54,11 @@ describe('npm run usage (per-client usage from audit files)', function () {
       await gateway.get('acme', '/download/B', { range: 'bytes=0-99' });
       await gateway.get('beta', '/download/B');
       await gateway.get('beta', '/download/NOPE');
+      // A link: counted as one, its bytes (moved by storage or a signed URL) are not the link's.
+      await gateway.get('acme', '/link/A');
+      // A link to a file not downloaded adds a file; a link refused is no link.
+      await gateway.get('beta', '/link/A');
+      await gateway.get('beta', '/link/NOPE');
     } finally {
       await gateway.close();
       await audit.close();
@@ -70,23 +76,23 @@ describe('npm run usage (per-client usage from audit files)', function () {
     const result = await usage([auditFile, '--json', '--since', '2026-02-01']);
     expect(result.code, result.stderr).to.equal(0);
     expect(JSON.parse(result.stdout)).to.deep.equal([
-      { clientId: 'acme', downloads: 3, interrupted: 0, bytes: 2100, files: 2 },
-      { clientId: 'beta', downloads: 1, interrupted: 0, bytes: 300, files: 1 },
+      { clientId: 'acme', downloads: 3, interrupted: 0, links: 1, bytes: 2100, files: 2 },
+      { clientId: 'beta', downloads: 1, interrupted: 0, links: 1, bytes: 300, files: 2 },
     ]);
     expect(result.stderr).to.match(/lines were not download records/);
   });
 
   it('counts only the period asked for: --until is exclusive', async function () {
     const result = await usage([auditFile, '--json', '--since', '2026-01-01', '--until', '2026-02-01']);
-    expect(JSON.parse(result.stdout)).to.deep.equal([{ clientId: 'acme', downloads: 1, interrupted: 0, bytes: 5000, files: 1 }]);
+    expect(JSON.parse(result.stdout)).to.deep.equal([{ clientId: 'acme', downloads: 1, interrupted: 0, links: 0, bytes: 5000, files: 1 }]);
   });
 
   it('prints an aligned table by default', async function () {
     const result = await usage([auditFile, '--since', '2026-02-01']);
     const lines = result.stdout.trim().split('\n');
-    expect(lines[0]).to.match(/^CLIENT_ID\s+DOWNLOADS\s+INTERRUPTED\s+BYTES\s+MIB\s+FILES$/);
-    expect(lines[1]).to.match(/^acme\s+3\s+0\s+2100\s+0\.0\s+2$/);
-    expect(lines[2]).to.match(/^beta\s+1\s+0\s+300\s+0\.0\s+1$/);
+    expect(lines[0]).to.match(/^CLIENT_ID\s+DOWNLOADS\s+INTERRUPTED\s+LINKS\s+BYTES\s+MIB\s+FILES$/);
+    expect(lines[1]).to.match(/^acme\s+3\s+0\s+1\s+2100\s+0\.0\s+2$/);
+    expect(lines[2]).to.match(/^beta\s+1\s+0\s+1\s+300\s+0\.0\s+2$/);
   });
 
   it('exits 2 for a date that is not one, and 1 for a file it cannot read', async function () {

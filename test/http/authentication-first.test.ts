@@ -28,7 +28,8 @@ describe('authentication before validation, on every operation that needs a toke
     const store = new MemoryBlobStore();
     store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' })]));
     store.put('data/a.csv', 'a\n');
-    gateway = await startGateway({ store, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }] });
+    // Every optional route on, so that it is checked too.
+    gateway = await startGateway({ store, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }], env: { DOWNLOAD_LINKS: 'on' } });
     token = await gateway.tokenFor('acme');
     const api = await openApi();
     for (const operation of api.getOperations()) {
@@ -53,6 +54,7 @@ describe('authentication before validation, on every operation that needs a toke
       'headDownloadBySymbol',
       'downloadByPath',
       'headDownloadByPath',
+      'getDownloadLink',
     ]);
   });
 

@@ -38,6 +38,7 @@ const expected: Readonly<Record<ErrorCode, { status: number; error: string; shap
     headers: { 'WWW-Authenticate': /^Bearer realm="data-file-gateway", error="invalid_token", error_description="[^"]+"$/ },
   },
   not_entitled: { status: 403, error: 'Access denied', shape: 'error' },
+  invalid_link: { status: 403, error: 'Access denied', shape: 'error' },
   file_not_found: { status: 404, error: 'Not found', shape: 'error' },
   catalog_not_found: { status: 404, error: 'Not found', shape: 'error' },
   route_not_found: { status: 404, error: 'Not found', shape: 'error' },

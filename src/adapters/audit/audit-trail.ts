@@ -3,8 +3,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
-/** How a download attempt ended. */
-export type DownloadOutcome = 'completed' | 'aborted' | 'failed' | 'refused' | 'not_modified';
+/**
+ * How a download attempt ended; `linked`: the client got a direct link to the file (storage, or a
+ * signed gateway URL, serves the bytes), which the vendor may bill as a download.
+ */
+export type DownloadOutcome = 'completed' | 'aborted' | 'failed' | 'refused' | 'not_modified' | 'linked';
 
 /** One download attempt, as the vendor bills and audits it. */
 export interface DownloadAuditRecord {

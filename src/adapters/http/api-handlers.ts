@@ -1,11 +1,13 @@
+import { posix } from 'node:path';
 import type { Request, Response } from 'express';
 import type { FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
 import type { Registry } from 'prom-client';
 import { cacheableJson, sendCacheableJson, type CacheableJson } from './cacheable-json.js';
-import { handleDownload, type DownloadHandlerDependencies } from './download-handler.js';
+import { handleDownload, handleLinkRequest, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from './grammar/request-path.js';
+import type { SignedLinks } from './signed-links.js';
 import type { TokenResponse } from './token-endpoint.js';
 
 /** What a handler of one `openapi.yaml` operation gets once the request is validated and authenticated. */
@@ -18,6 +20,8 @@ export interface OperationContext {
 }
 
 export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
+  /** Verifies the links the gateway signs itself, when it serves them (`/download/signed/<name>`). */
+  readonly signedLinks: SignedLinks | undefined;
   /** The contract itself, served at `/openapi.yaml` so subscribers can generate clients. */
   readonly openApiDocument: string;
   /** Runs the client credentials grant for a token request. */
@@ -38,6 +42,11 @@ const defaultListLimit = 1000;
 function principalOf(context: OperationContext): Principal {
   if (context.principal === undefined) throw new Error(`Operation at ${context.req.path} needs an authenticated caller`);
   return context.principal;
+}
+
+/** `?redirect=true` (the contract allows only `true` and `false`). */
+function wantsRedirect(context: OperationContext): boolean {
+  return context.req.query['redirect'] === 'true';
 }
 
 function sendJson(res: Response, body: unknown): void {
@@ -66,14 +75,47 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     return answer;
   };
 
-  const download: OperationHandler = (context) =>
-    handleDownload(deps, context.req, context.res, principalOf(context), { symbol: context.params['symbol'] ?? '' });
-
-  /** The storage path is the raw rest of the request path, decoded here exactly once. */
-  const downloadByPath: OperationHandler = (context) =>
-    handleDownload(deps, context.req, context.res, principalOf(context), {
-      path: decodeRequestPath(String(context.res.locals['rawStoragePath'] ?? '')),
+  /** `GET|HEAD /download/<symbol>`; a GET with `?redirect=true` may be answered with a link. */
+  const downloadBySymbol: OperationHandler = (context) => {
+    const principal = principalOf(context);
+    const target = { symbol: context.params['symbol'] ?? '' };
+    return handleDownload(deps, context.req, context.res, {
+      clientId: principal.clientId,
+      target,
+      prepare: (request) => deps.files.prepareDownload(principal, target, request),
+      counted: true,
+      redirect: wantsRedirect(context),
     });
+  };
+
+  /** `GET|HEAD /<storage path>`: the raw rest of the request path, decoded here exactly once. */
+  const downloadByPath: OperationHandler = (context) => {
+    const principal = principalOf(context);
+    const target = { path: decodeRequestPath(String(context.res.locals['rawStoragePath'] ?? '')) };
+    return handleDownload(deps, context.req, context.res, {
+      clientId: principal.clientId,
+      target,
+      prepare: (request) => deps.files.prepareDownload(principal, target, request),
+      counted: true,
+      redirect: wantsRedirect(context),
+    });
+  };
+
+  /** `GET|HEAD /download/signed/<name>?token=`: the link is the credential; counted when it was made. */
+  const downloadBySignedLink: OperationHandler = async (context) => {
+    if (deps.signedLinks === undefined) throw new Error('Gateway-signed links are off: the route should not exist');
+    const link = await deps.signedLinks.verify(String(context.req.query['token'] ?? ''));
+    if (context.params['name'] !== posix.basename(link.path)) {
+      throw new RequestRefused('invalid_link', 'The download link is not valid for this file name');
+    }
+    return handleDownload(deps, context.req, context.res, {
+      clientId: link.clientId,
+      target: { path: link.path },
+      prepare: (request) => deps.files.prepareLinkedDownload(link, request),
+      counted: false,
+      redirect: false,
+    });
+  };
 
   return {
     async issueToken(context) {
@@ -133,10 +175,14 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       });
     },
 
-    downloadBySymbol: download,
-    headDownloadBySymbol: download,
-    downloadByPath: downloadByPath,
+    downloadBySymbol,
+    headDownloadBySymbol: downloadBySymbol,
+    downloadByPath,
     headDownloadByPath: downloadByPath,
+    downloadBySignedLink,
+    headDownloadBySignedLink: downloadBySignedLink,
+
+    getDownloadLink: (context) => handleLinkRequest(deps, context.req, context.res, principalOf(context), context.params['symbol'] ?? ''),
 
     async getHealth(context) {
       context.res.set('Cache-Control', 'no-store').status(200).json({ status: 'ok' });

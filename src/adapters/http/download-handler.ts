@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import contentDisposition from 'content-disposition';
 import type { Request, Response } from 'express';
+import type { DownloadRequest } from '../../domain/download-policy.js';
 import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/file-access.js';
 import type { Clock, Principal } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
@@ -9,12 +10,40 @@ import { startDownloadAttempt } from './observability.js';
 import type { DownloadLimiter } from './rate-limits.js';
 import { streamBody, TransferFailed } from './stream-body.js';
 
+/** Makes a direct link to a file: storage's own URL (a SAS) or a gateway-signed one. */
+export type DirectLinkIssuer = (link: DirectLinkRequest, baseUrl: string) => Promise<string>;
+
+export interface DirectLinkRequest {
+  readonly clientId: string;
+  readonly symbol: string;
+  readonly path: string;
+  /** The version the link is for. */
+  readonly etag: string;
+  readonly expiresAt: Date;
+  /** What the download through the link should be saved as. */
+  readonly contentDisposition: string;
+}
+
 export interface DownloadHandlerDependencies {
   readonly files: FileAccess;
   readonly limiter: DownloadLimiter;
   readonly clock: Clock;
   /** How long a transfer may make no progress before it is cut. */
   readonly idleTimeoutMs: number;
+  /** Direct links, when DOWNLOAD_LINKS=on. */
+  readonly links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined;
+}
+
+/** One download to serve: whose, of what, decided how. */
+export interface DownloadOrder {
+  readonly clientId: string;
+  readonly target: DownloadTarget;
+  /** Resolves the target and decides the answer from the parsed request. */
+  readonly prepare: (request: DownloadRequest) => Promise<PreparedDownload>;
+  /** Counted against the client's download budget (a signed link was counted when it was made). */
+  readonly counted: boolean;
+  /** Answer 307 to a direct link instead of sending the bytes (`?redirect=true`). */
+  readonly redirect: boolean;
 }
 
 /** Responses depend on the caller's entitlement: only the caller's own cache may keep them. */
@@ -26,29 +55,29 @@ const downloadCacheControl = 'private';
  */
 const downloadSafetyHeaders = { 'Content-Security-Policy': 'sandbox' };
 
+/** The absolute base URL of the gateway as the client reached it (`trust proxy` decides which headers count). */
+export function baseUrlOf(req: Request): string {
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+}
+
 /**
- * `GET|HEAD /download/<symbol>` and `GET|HEAD /<path>`: parses the request's conditionals, asks the
- * domain for a decision, then writes exactly that decision; refusals are thrown for the error
- * renderer. 304s are neither counted nor refused by the rate limit.
+ * Every download (`GET|HEAD /download/<symbol>`, `GET|HEAD /<path>`, a signed link): parses the
+ * request's conditionals, asks the domain for a decision, then writes exactly that decision;
+ * refusals are thrown for the error renderer. 304s are neither counted nor refused by the rate limit.
  */
-export async function handleDownload(
-  deps: DownloadHandlerDependencies,
-  req: Request,
-  res: Response,
-  principal: Principal,
-  target: DownloadTarget,
-): Promise<void> {
+export async function handleDownload(deps: DownloadHandlerDependencies, req: Request, res: Response, order: DownloadOrder): Promise<void> {
   // Attached before any storage wait: a client that leaves while storage is slow cancels what is
   // left to do, and is not an error.
   const abort = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  const where = { clientId: principal.clientId, ...('symbol' in target ? { symbol: target.symbol } : { path: target.path }) };
+  const { target } = order;
+  const where = { clientId: order.clientId, ...('symbol' in target ? { symbol: target.symbol } : { path: target.path }) };
   // The request's own logger: every line carries its request id.
   const logger = req.log;
   const attempt = startDownloadAttempt(res, {
-    clientId: principal.clientId,
+    clientId: order.clientId,
     symbol: 'symbol' in target ? target.symbol : null,
     path: 'path' in target ? target.path : null,
     range: req.get('range') ?? null,
@@ -56,17 +85,18 @@ export async function handleDownload(
     etag: null,
     bytesSent: 0,
     failure: undefined,
+    linked: false,
   });
 
   const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
   // Only a revalidation can end in 304, which is never counted nor refused: any other request is
   // counted first, so that a client over its budget costs no entitlement check nor storage call.
   const mayBeNotModified = request.ifNoneMatch !== undefined || request.ifModifiedSince !== undefined;
-  if (!mayBeNotModified) await deps.limiter(req, res, principal);
+  if (order.counted && !mayBeNotModified) await deps.limiter(req, res, order.clientId);
   let prepared: PreparedDownload | undefined;
   let failure: unknown;
   try {
-    prepared = await deps.files.prepareDownload(principal, target, request);
+    prepared = await order.prepare(request);
   } catch (error) {
     failure = error;
   }
@@ -74,7 +104,7 @@ export async function handleDownload(
     logger.debug(where, 'client left before the download was decided');
     return;
   }
-  if (mayBeNotModified && prepared?.decision.kind !== 'notModified') await deps.limiter(req, res, principal);
+  if (order.counted && mayBeNotModified && prepared?.decision.kind !== 'notModified') await deps.limiter(req, res, order.clientId);
   if (prepared === undefined) throw failure;
 
   const { decision, properties } = prepared;
@@ -98,6 +128,18 @@ export async function handleDownload(
       break;
   }
 
+  if (order.redirect && deps.links !== undefined && req.method === 'GET') {
+    // RFC 9110 section 15.4.8: 307 keeps the method; the client asks storage (or the signed URL)
+    // for the bytes, with its own Range and conditionals if it has them.
+    const link = await issueLink(deps.links, deps.clock, req, order.clientId, prepared);
+    attempt.linked = true;
+    // The location is a credential for the file: never cached.
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Location', link.url);
+    res.status(307).end();
+    return;
+  }
+
   const length = decision.kind === 'partial' ? decision.range.end - decision.range.start + 1 : properties.size;
   // Open storage before any header is written, so a changed or vanished file still gets a clean error.
   let content;
@@ -112,7 +154,7 @@ export async function handleDownload(
   setValidators(res, prepared);
   // setHeader, not res.set: Express would append a charset to the blob's own content type.
   res.setHeader('Content-Type', properties.contentType ?? 'application/octet-stream');
-  res.setHeader('Content-Disposition', properties.contentDisposition ?? attachmentFor(prepared.entry.fileName));
+  res.setHeader('Content-Disposition', dispositionOf(prepared));
   res.setHeader('Content-Length', String(length));
   res.setHeader('Accept-Ranges', 'bytes');
   if (decision.kind === 'partial') {
@@ -140,10 +182,72 @@ export async function handleDownload(
 }
 
 /**
+ * `GET /link/<symbol>`: counted like a download, then entitlement and the file's current version
+ * exactly as for a download, then a direct link to that version.
+ */
+export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: Request, res: Response, principal: Principal, symbol: string): Promise<void> {
+  const links = deps.links;
+  if (links === undefined) throw new Error('Direct links are off: the route should not exist');
+  const attempt = startDownloadAttempt(res, {
+    clientId: principal.clientId,
+    symbol,
+    path: null,
+    range: null,
+    fileSize: null,
+    etag: null,
+    bytesSent: 0,
+    failure: undefined,
+    linked: false,
+  });
+  await deps.limiter(req, res, principal.clientId);
+  // No conditionals: a link is for the file as it is now.
+  const prepared = await deps.files.prepareDownload(principal, { symbol }, parseDownloadRequest('GET', () => undefined, deps.clock.now()));
+  attempt.path = prepared.entry.fileName;
+  attempt.fileSize = prepared.properties.size;
+  attempt.etag = prepared.properties.etag;
+  const link = await issueLink(links, deps.clock, req, principal.clientId, prepared);
+  attempt.linked = true;
+  res.set('Cache-Control', 'no-store').status(200).json({
+    url: link.url,
+    expiresAt: link.expiresAt.toISOString(),
+    size: prepared.properties.size,
+    etag: prepared.properties.etag,
+  });
+}
+
+async function issueLink(
+  links: NonNullable<DownloadHandlerDependencies['links']>,
+  clock: Clock,
+  req: Request,
+  clientId: string,
+  prepared: PreparedDownload,
+): Promise<{ readonly url: string; readonly expiresAt: Date }> {
+  // Whole seconds: what a SAS or a JWT can say.
+  const expiresAt = new Date(Math.floor((clock.now().getTime() + links.ttlMs) / 1000) * 1000);
+  const url = await links.issue(
+    {
+      clientId,
+      symbol: prepared.entry.symbol,
+      path: prepared.entry.fileName,
+      etag: prepared.properties.etag,
+      expiresAt,
+      contentDisposition: dispositionOf(prepared),
+    },
+    baseUrlOf(req),
+  );
+  return { url, expiresAt };
+}
+
+/** The blob's own `Content-Disposition`, or an attachment named after the file. */
+function dispositionOf(prepared: PreparedDownload): string {
+  return prepared.properties.contentDisposition ?? attachmentFor(prepared.entry.fileName);
+}
+
+/**
  * `attachment; filename="<ASCII fallback>"; filename*=UTF-8''<name>` for names beyond ASCII
  * (RFC 6266 section 4.3), so every client gets a safe name and modern ones the exact one.
  */
-function attachmentFor(fileName: string): string {
+export function attachmentFor(fileName: string): string {
   const name = posix.basename(fileName);
   const asciiFallback = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\x20-\x7e]/g, '_');
   return contentDisposition(name, { fallback: asciiFallback });

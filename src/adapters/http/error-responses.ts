@@ -29,7 +29,8 @@ export type HttpErrorCode =
   | 'invalid_scope'
   | 'internal_error'
   | 'limits_unavailable'
-  | 'not_ready';
+  | 'not_ready'
+  | 'invalid_link';
 
 /** The stable, machine-readable `code` of every JSON error body. */
 export type ErrorCode = DomainErrorCode | HttpErrorCode;
@@ -111,6 +112,8 @@ const errorTable: Readonly<Record<ErrorCode, ErrorEntry>> = {
     }),
   },
   not_entitled: { status: 403, shape: 'error', log: 'debug' },
+  // A signed download link that is forged, altered, expired or for another file.
+  invalid_link: { status: 403, shape: 'error', log: 'info' },
   file_not_found: { status: 404, shape: 'error', log: 'debug' },
   catalog_not_found: { status: 404, shape: 'error', log: 'debug' },
   route_not_found: { status: 404, shape: 'error', log: 'debug' },

@@ -10,6 +10,7 @@ import type { Clock, Principal } from '../../domain/ports.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
+import type { DirectLinkIssuer } from './download-handler.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from './grammar/authorization.js';
 import { markTokenRequest, observeResponses, requestIdOf } from './observability.js';
@@ -23,6 +24,7 @@ import {
   type TokenIssueLimit,
 } from './rate-limits.js';
 import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
+import type { SignedLinks } from './signed-links.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 
 export interface HttpAppDependencies {
@@ -42,6 +44,12 @@ export interface HttpAppDependencies {
   /** The bearer token `GET /metrics` requires; the route does not exist without it. */
   readonly metricsToken: string | undefined;
   readonly readiness: { report(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }> };
+  /**
+   * Direct links (DOWNLOAD_LINKS=on): who makes them, and for how long; `signedLinks` when the
+   * gateway serves them itself (`/download/signed/<name>`). Neither route exists when absent.
+   */
+  readonly links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined;
+  readonly signedLinks: SignedLinks | undefined;
   /** Express's `trust proxy` setting, so throttling sees subscribers' addresses behind App Service. */
   readonly trustProxy: boolean | number | string;
 }
@@ -113,6 +121,8 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     metricsRegistry: deps.metrics.registry,
     openApiDocument: deps.openApiDocument,
     issueToken: createTokenIssuer(deps.auth, new TokenFailureThrottle(deps.tokenFailureLimits)),
+    links: deps.links,
+    signedLinks: deps.signedLinks,
   });
 
   const authenticate = async (req: Request): Promise<Principal> => {
@@ -151,7 +161,10 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
       const noRoute =
         (operationId !== undefined && byPathOperations.has(operationId) && target.kind !== 'file') ||
         // Metrics exist only when METRICS_TOKEN is set.
-        (operationId === 'getMetrics' && deps.metricsToken === undefined);
+        (operationId === 'getMetrics' && deps.metricsToken === undefined) ||
+        // Links only with DOWNLOAD_LINKS=on, and signed ones only when the gateway serves them.
+        (operationId === 'getDownloadLink' && deps.links === undefined) ||
+        (operationId !== undefined && signedLinkOperations.has(operationId) && deps.signedLinks === undefined);
       if (noRoute) throw new RequestRefused('route_not_found', `No route ${context.request.method.toUpperCase()} ${target.matchPath}`);
       if (operationId !== undefined) res.locals['operationId'] = operationId;
     },
@@ -210,8 +223,10 @@ function sameSecret(presented: string, expected: string): boolean {
   return expected !== '' && timingSafeEqual(digest(presented), digest(expected));
 }
 
-/** Query parameters whose values are logged: the API's own, which never carry credentials. */
-const loggedQueryParameters = new Set(['limit', 'modifiedSince']);
+/** Query parameters whose values are logged: the API's own that never carry credentials (not a link's `token`). */
+const loggedQueryParameters = new Set(['limit', 'modifiedSince', 'redirect']);
+
+const signedLinkOperations: ReadonlySet<string> = new Set(['downloadBySignedLink', 'headDownloadBySignedLink']);
 
 /** `url` with the value of every query parameter but the API's own replaced by `[redacted]`. */
 export function redactQuery(url: string): string {

@@ -32,6 +32,8 @@ export interface DownloadAttempt {
   bytesSent: number;
   /** Why the transfer ended early, when it did. */
   failure: TransferFailure | undefined;
+  /** Answered with a direct link (307) rather than the bytes. */
+  linked: boolean;
 }
 
 /** Where the download handler keeps the attempt it is serving. */
@@ -112,6 +114,7 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
 
 /** `finished`: the whole answer was handed to the connection (`writableFinished`). */
 function downloadOutcome(status: number, attempt: DownloadAttempt, finished: boolean): DownloadOutcome {
+  if (attempt.linked) return 'linked';
   if (status === 304) return 'not_modified';
   if (status >= 500) return 'failed';
   if (status >= 400) return 'refused';

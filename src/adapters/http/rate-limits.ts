@@ -1,7 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, rateLimit, type ClientRateLimitInfo, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
-import type { Principal } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
 
 /**
@@ -116,8 +115,8 @@ export interface DownloadRateLimit {
   readonly stores: RateLimitStoreFactory;
 }
 
-/** Counts one download; throws the `rate_limited` refusal when the client's budget is spent. */
-export type DownloadLimiter = (req: Request, res: Response, principal: Principal) => Promise<void>;
+/** Counts one download (or link) of a client; throws the `rate_limited` refusal when its budget is spent. */
+export type DownloadLimiter = (req: Request, res: Response, clientId: string) => Promise<void>;
 
 /**
  * Counts a download against its client's budget. Called by the download handler only for
@@ -130,7 +129,7 @@ export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimit
     identifier: 'downloads',
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    keyGenerator: (_req, res) => `client:${(res.locals['principal'] as Principal).clientId}`,
+    keyGenerator: (_req, res) => `client:${String(res.locals['limitedClientId'])}`,
     store: options.stores('downloads'),
     handler: (req, _res, next) => {
       const retryAfterSeconds = limiterRetryAfter(req, options.windowSeconds);
@@ -144,8 +143,8 @@ export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimit
     },
   });
 
-  return async (req, res, principal) => {
-    res.locals['principal'] = principal;
+  return async (req, res, clientId) => {
+    res.locals['limitedClientId'] = clientId;
     let failure: unknown;
     await middleware(req, res, (error?: unknown) => {
       failure = error;

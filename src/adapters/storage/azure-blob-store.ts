@@ -1,6 +1,15 @@
 import { Readable } from 'node:stream';
 import { DefaultAzureCredential } from '@azure/identity';
-import { ContainerClient, RestError, type StoragePipelineOptions } from '@azure/storage-blob';
+import {
+  BlobSASPermissions,
+  BlobServiceClient,
+  ContainerClient,
+  generateBlobSASQueryParameters,
+  RestError,
+  StorageSharedKeyCredential,
+  type StoragePipelineOptions,
+  type UserDelegationKey,
+} from '@azure/storage-blob';
 import { ContentChanged, GatewayError, FileNotFound, StorageUnavailable } from '../../domain/errors.js';
 import type {
   BlobContent,
@@ -26,6 +35,10 @@ export interface StoreTimeouts {
 }
 
 const LIST_PAGE_SIZE = 5000;
+/** SAS start times are set back this much, so that a clock a little ahead of storage's still works. */
+const SAS_CLOCK_SKEW_MS = 5 * 60_000;
+/** A user delegation key is asked for this much longer than the first link needs, and reused. */
+const DELEGATION_KEY_SPARE_MS = 60 * 60_000;
 
 /** A deadline that aborts a call unless `clear`ed (or `extend`ed) in time, combined with the caller's own signal. */
 function deadline(timeoutMs: number, callerSignal?: AbortSignal) {
@@ -45,10 +58,65 @@ function deadline(timeoutMs: number, callerSignal?: AbortSignal) {
 export class AzureBlobStore implements BlobStore {
   readonly #container: ContainerClient;
   readonly #responseTimeoutMs: number;
+  /** For user delegation keys, when the store authenticates with Entra ID (managed identity). */
+  readonly #service: BlobServiceClient | undefined;
+  #delegationKey: { readonly key: Promise<UserDelegationKey>; readonly validUntil: Date } | undefined;
 
-  constructor(container: ContainerClient, timeouts: StoreTimeouts) {
+  constructor(container: ContainerClient, timeouts: StoreTimeouts, service?: BlobServiceClient) {
     this.#container = container;
     this.#responseTimeoutMs = timeouts.responseTimeoutMs;
+    this.#service = service;
+  }
+
+  /**
+   * A read-only SAS URL for exactly this blob (`sr=b`, permission `r`), valid from a few minutes
+   * ago (clock skew) until `expiresAt`, naming the file's `Content-Disposition`: with the account key
+   * when the store has one (a service SAS), otherwise signed with a user delegation key of the
+   * store's Entra ID identity (a user delegation SAS; *Storage Blob Data Reader* includes the
+   * *generateUserDelegationKey* action it needs).
+   */
+  async directLink(link: { readonly path: string; readonly expiresAt: Date; readonly contentDisposition: string }): Promise<string> {
+    const blob = this.#container.getBlobClient(validateStoragePath(link.path));
+    const values = {
+      containerName: this.#container.containerName,
+      blobName: link.path,
+      permissions: BlobSASPermissions.parse('r'),
+      startsOn: new Date(Date.now() - SAS_CLOCK_SKEW_MS),
+      expiresOn: link.expiresAt,
+      contentDisposition: link.contentDisposition,
+    };
+    try {
+      const credential = this.#container.credential;
+      if (credential instanceof StorageSharedKeyCredential) {
+        return `${blob.url}?${generateBlobSASQueryParameters(values, credential).toString()}`;
+      }
+      if (this.#service === undefined) throw new StorageUnavailable('This storage credential cannot sign links', { retryable: false });
+      const key = await this.#userDelegationKey(link.expiresAt);
+      return `${blob.url}?${generateBlobSASQueryParameters(values, key, this.#service.accountName).toString()}`;
+    } catch (error) {
+      throw toDomainError(error, link.path);
+    }
+  }
+
+  /**
+   * A user delegation key valid past `needed`: asked of storage about once an hour, shared by the
+   * links made meanwhile (concurrent ones included); a failed request is not remembered.
+   */
+  #userDelegationKey(needed: Date): Promise<UserDelegationKey> {
+    const cached = this.#delegationKey;
+    if (cached !== undefined && cached.validUntil.getTime() > needed.getTime()) return cached.key;
+    const service = this.#service;
+    if (service === undefined) return Promise.reject(new StorageUnavailable('No service client for user delegation keys', { retryable: false }));
+    const now = Date.now();
+    const expiresOn = new Date(Math.max(needed.getTime(), now) + DELEGATION_KEY_SPARE_MS);
+    const timeout = deadline(this.#responseTimeoutMs);
+    const key = service.getUserDelegationKey(new Date(now - SAS_CLOCK_SKEW_MS), expiresOn, { abortSignal: timeout.signal }).finally(() => timeout.clear());
+    const entry = { key, validUntil: new Date(expiresOn.getTime() - SAS_CLOCK_SKEW_MS) };
+    this.#delegationKey = entry;
+    key.catch(() => {
+      if (this.#delegationKey === entry) this.#delegationKey = undefined;
+    });
+    return key;
   }
 
   async getProperties(path: string): Promise<BlobProperties | undefined> {
@@ -224,8 +292,9 @@ export function fromAccountUrl(
   container: string,
   { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions,
 ): AzureBlobStore {
-  const containerUrl = `${accountUrl.replace(/\/+$/, '')}/${container}`;
-  return new AzureBlobStore(new ContainerClient(containerUrl, new DefaultAzureCredential(), pipeline), { responseTimeoutMs });
+  const base = accountUrl.replace(/\/+$/, '');
+  const credential = new DefaultAzureCredential();
+  return new AzureBlobStore(new ContainerClient(`${base}/${container}`, credential, pipeline), { responseTimeoutMs }, new BlobServiceClient(base, credential, pipeline));
 }
 
 function isRestError(error: unknown): error is RestError {

@@ -138,7 +138,9 @@ export interface paths {
         /**
          * Download the file of a subscribed symbol
          * @description Streams the file the caller's index names for `symbol`. Supports conditional and range
-         *     requests (see the request headers) and is rate limited per client.
+         *     requests (see the request headers) and is rate limited per client. With
+         *     `redirect=true` and direct links on (`DOWNLOAD_LINKS=on`), answers `307` to a direct
+         *     link instead of the bytes (see `GET /link/{symbol}`).
          */
         get: operations["downloadBySymbol"];
         put?: never;
@@ -149,8 +151,78 @@ export interface paths {
          * Headers of the file of a subscribed symbol
          * @description Same as `GET /download/{symbol}` (same preconditions, rate limit and headers), without a
          *     body. `Range` is ignored on `HEAD` (RFC 9110 section 14.2), so there is no `206` or `416`.
+         *     `HEAD` is never redirected.
          */
         head: operations["headDownloadBySymbol"];
+        patch?: never;
+        trace?: never;
+    };
+    "/download/signed/{name}": {
+        parameters: {
+            query: {
+                /** @description The link's signature, as `GET /link/{symbol}` gave it. */
+                token: components["parameters"]["LinkToken"];
+            };
+            header?: never;
+            path: {
+                /** @description The file's name (the last segment of its storage path), percent-encoded; it must match the link's file. */
+                name: components["parameters"]["LinkFileName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a file through a gateway-signed direct link
+         * @description The `url` of `GET /link/{symbol}` when the gateway itself serves direct links (the local
+         *     folder store; on Azure the link is storage's own SAS URL). No bearer token: the link is
+         *     the credential, valid until its `expiresAt` for the one version (`etag`) it was made
+         *     for; a changed file answers `412`. Ranges and conditionals work as for
+         *     `GET /download/{symbol}`. Not rate limited (the link was counted when it was made).
+         *     Exists only with `DOWNLOAD_LINKS=on` (`404` otherwise).
+         */
+        get: operations["downloadBySignedLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of a file, through a gateway-signed direct link
+         * @description Same as `GET /download/signed/{name}`, without a body.
+         */
+        head: operations["headDownloadBySignedLink"];
+        patch?: never;
+        trace?: never;
+    };
+    "/link/{symbol}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A symbol of the caller's catalog (the `Symbol` column of its index), percent-encoded.
+                 * @example PETR4
+                 */
+                symbol: components["parameters"]["Symbol"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A direct, expiring link to the file of a subscribed symbol
+         * @description A URL from which the file's bytes can be fetched without a bearer token until
+         *     `expiresAt` (`DOWNLOAD_LINK_TTL_SECONDS` after the request, 300 by default), so that
+         *     storage rather than the gateway moves them. On Azure it is a read-only SAS URL for
+         *     exactly that blob (a user delegation SAS under a managed identity, a service SAS with an
+         *     account key); on the local folder store it is a gateway-signed URL
+         *     (`/download/signed/{name}`) pinned to the version `etag`. Send `If-Match: <etag>` with it
+         *     to be sure to get that version from Azure too. Entitlement is checked exactly as for a
+         *     download, and each link counts against the download rate limit. Exists only with
+         *     `DOWNLOAD_LINKS=on` (`404` otherwise).
+         */
+        get: operations["getDownloadLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -250,7 +322,8 @@ export interface paths {
                  *       contains `%` after that one decoding (double encoding such as `%2520` or `%252e`) is
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
-                 *       `list`, `count`, `info`, `download`, `health`, `openapi.yaml`) cannot be reached here;
+                 *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
+                 *       `openapi.yaml`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -340,7 +413,7 @@ export interface components {
          *     | --- | --- | --- |
          *     | 400 | `Bad request` | `invalid_request` (the request does not match this contract), `invalid_path` (an unsafe storage path) |
          *     | 401 | `Unauthorized` | `missing_token` (no bearer token), `invalid_token` (malformed, forged, expired or revoked) |
-         *     | 403 | `Access denied` | `not_entitled` (not in the caller's index) |
+         *     | 403 | `Access denied` | `not_entitled` (not in the caller's index), `invalid_link` (a download link that is forged, altered or expired) |
          *     | 404 | `Not found` | `file_not_found` (in the index, not in storage), `catalog_not_found` (the caller has no index), `route_not_found` |
          *     | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
          *     | 408 | `Request timeout` | `request_timeout` |
@@ -361,7 +434,7 @@ export interface components {
              * @description Stable, machine-readable reason (see the table above).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable";
+            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable" | "invalid_link";
             /** @description Validation failures, on some `400` responses only. */
             details?: string[];
         };
@@ -427,6 +500,26 @@ export interface components {
         FileCount: {
             /** @description The number of the caller's files available in storage. */
             count: number;
+        };
+        /** @description A direct, expiring link to a file. */
+        DownloadLink: {
+            /**
+             * Format: uri
+             * @description Where to `GET` the bytes, without a bearer token; a credential for the file until `expiresAt`, to be kept as secret as a token.
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the link stops working.
+             */
+            expiresAt: string;
+            /** @description The file's size in bytes. */
+            size: number;
+            /**
+             * @description The strong entity tag of the version the link was made for (send it as `If-Match`).
+             * @example "0x8DC2A4F5B1C2D3E"
+             */
+            etag: string;
         };
         /** @description A subscribed file's storage properties. */
         FileInfo: {
@@ -841,6 +934,40 @@ export interface components {
             };
             content?: never;
         };
+        /**
+         * @description `redirect=true` with direct links on: the file is at `Location`, a direct link as
+         *     `GET /link/{symbol}` makes (RFC 9110 section 15.4.8: the client repeats its `GET`, with
+         *     its own `Range` and conditionals, there). Counted against the download rate limit. A
+         *     client that follows it across origins drops its `Authorization` header (curl, fetch,
+         *     Python requests do), which the link does not need.
+         */
+        DownloadRedirect: {
+            headers: {
+                /** @description The direct link. */
+                Location?: string;
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The download link is forged, altered, expired or not for this file (`invalid_link`). */
+        LinkForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Access denied",
+                 *       "message": "The download link has expired: ask for a new one",
+                 *       "code": "invalid_link"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The headers a `GET` would send with the whole file. No body. */
         HeadOk: {
             headers: {
@@ -874,6 +1001,13 @@ export interface components {
         };
         /** @description The symbol or path is not in the caller's subscription. No body. */
         HeadForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The download link is forged, altered, expired or not for this file. No body. */
+        HeadLinkForbidden: {
             headers: {
                 [name: string]: unknown;
             };
@@ -950,7 +1084,8 @@ export interface components {
          *       contains `%` after that one decoding (double encoding such as `%2520` or `%252e`) is
          *       rejected with `400`, so nothing is ever decoded twice.
          *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
-         *       `list`, `count`, `info`, `download`, `health`, `openapi.yaml`) cannot be reached here;
+         *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
+         *       `openapi.yaml`) cannot be reached here;
          *       use `/download/{symbol}` for them.
          *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
          *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -960,6 +1095,17 @@ export interface components {
          * @example PETR4.csv
          */
         FilePath: string;
+        /**
+         * @description `true`: answer `307` to a direct link to the file instead of sending its bytes, when the
+         *     gateway has direct links on (`DOWNLOAD_LINKS=on`); otherwise the bytes are sent as
+         *     without it. Conditionals and `Range` are evaluated first, so a `304`, `412` or `416` is
+         *     answered as usual.
+         */
+        Redirect: "true" | "false";
+        /** @description The file's name (the last segment of its storage path), percent-encoded; it must match the link's file. */
+        LinkFileName: string;
+        /** @description The link's signature, as `GET /link/{symbol}` gave it. */
+        LinkToken: string;
         /** @description The maximum number of files to return. */
         Limit: number;
         /**
@@ -1304,7 +1450,15 @@ export interface operations {
     };
     downloadBySymbol: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: answer `307` to a direct link to the file instead of sending its bytes, when the
+                 *     gateway has direct links on (`DOWNLOAD_LINKS=on`); otherwise the bytes are sent as
+                 *     without it. Conditionals and `Range` are evaluated first, so a `304`, `412` or `416` is
+                 *     answered as usual.
+                 */
+                redirect?: components["parameters"]["Redirect"];
+            };
             header?: {
                 /**
                  * @description Byte range request (RFC 9110 section 14.2), honoured only on a `200`-able request:
@@ -1370,6 +1524,7 @@ export interface operations {
             200: components["responses"]["DownloadOk"];
             206: components["responses"]["DownloadPartialContent"];
             304: components["responses"]["NotModified"];
+            307: components["responses"]["DownloadRedirect"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -1460,6 +1615,207 @@ export interface operations {
             500: components["responses"]["HeadInternalError"];
             502: components["responses"]["HeadBadGateway"];
             503: components["responses"]["HeadServiceUnavailable"];
+        };
+    };
+    downloadBySignedLink: {
+        parameters: {
+            query: {
+                /** @description The link's signature, as `GET /link/{symbol}` gave it. */
+                token: components["parameters"]["LinkToken"];
+            };
+            header?: {
+                /**
+                 * @description Byte range request (RFC 9110 section 14.2), honoured only on a `200`-able request:
+                 *     `bytes=0-99` (first 100 bytes), `bytes=100-` (from offset 100 to the end) or
+                 *     `bytes=-500` (suffix range: the last 500 bytes). The answer is `206` with
+                 *     `Content-Range`. An end past the file is clamped; a suffix longer than the file means the
+                 *     whole file (still `206`). Several ranges are merged into ONE range covering them all
+                 *     (`bytes=0-9,50-59` gives `206` with `Content-Range: bytes 0-59/<size>`; never
+                 *     `multipart/byteranges`, never only the first range); unsatisfiable ones among them are
+                 *     dropped. A range set with nothing satisfiable (start at or beyond the end, `bytes=-0`,
+                 *     any range of an empty file) gets `416` with `Content-Range: bytes *\/<size>`. A
+                 *     syntactically invalid range (`bytes=5-3`), another unit, or more than 100 ranges is
+                 *     ignored (`200`). `HEAD` ignores `Range` (RFC 9110 section 14.2) and answers `200`.
+                 * @example bytes=0-1023
+                 */
+                Range?: components["parameters"]["Range"];
+                /**
+                 * @description Comma-separated entity tags, or `*` (RFC 9110 section 13.1.1). Compared with strong
+                 *     comparison; when none matches the current `ETag`, the answer is `412`.
+                 * @example "0x8DC2A4F5B1C2D3E"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Comma-separated entity tags (weak or strong), or `*` (RFC 9110 section 13.1.2).
+                 *     Compared with weak comparison; when one matches the current `ETag`, the answer is `304`.
+                 * @example "0x8DC2A4F5B1C2D3E"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP-date (RFC 9110 section 13.1.3). Ignored when `If-None-Match` is present or the
+                 *     date is invalid; when the file has not been modified since, the answer is `304`.
+                 * @example Wed, 21 Oct 2015 07:28:00 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+                /**
+                 * @description An HTTP-date (RFC 9110 section 13.1.4). Ignored when `If-Match` is present or the date
+                 *     is invalid; when the file has been modified since, the answer is `412`.
+                 * @example Wed, 21 Oct 2015 07:28:00 GMT
+                 */
+                "If-Unmodified-Since"?: components["parameters"]["IfUnmodifiedSince"];
+                /**
+                 * @description A strong entity tag or an HTTP-date (RFC 9110 section 13.1.5), meaningful only with
+                 *     `Range`. Preconditions are evaluated in the order of RFC 9110 section 13.2.2:
+                 *     `If-Match` (else `If-Unmodified-Since`) -> `412`; then `If-None-Match` (else
+                 *     `If-Modified-Since`) -> `304`; then `If-Range`: when it matches the current
+                 *     representation (strong `ETag` comparison, or exact `Last-Modified` date) the `Range` is
+                 *     honoured (`206`), otherwise the `Range` is ignored and the whole file is sent (`200`).
+                 * @example "0x8DC2A4F5B1C2D3E"
+                 */
+                "If-Range"?: components["parameters"]["IfRange"];
+            };
+            path: {
+                /** @description The file's name (the last segment of its storage path), percent-encoded; it must match the link's file. */
+                name: components["parameters"]["LinkFileName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DownloadOk"];
+            206: components["responses"]["DownloadPartialContent"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["LinkForbidden"];
+            404: components["responses"]["FileNotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            416: components["responses"]["RangeNotSatisfiable"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headDownloadBySignedLink: {
+        parameters: {
+            query: {
+                /** @description The link's signature, as `GET /link/{symbol}` gave it. */
+                token: components["parameters"]["LinkToken"];
+            };
+            header?: {
+                /**
+                 * @description Byte range request (RFC 9110 section 14.2), honoured only on a `200`-able request:
+                 *     `bytes=0-99` (first 100 bytes), `bytes=100-` (from offset 100 to the end) or
+                 *     `bytes=-500` (suffix range: the last 500 bytes). The answer is `206` with
+                 *     `Content-Range`. An end past the file is clamped; a suffix longer than the file means the
+                 *     whole file (still `206`). Several ranges are merged into ONE range covering them all
+                 *     (`bytes=0-9,50-59` gives `206` with `Content-Range: bytes 0-59/<size>`; never
+                 *     `multipart/byteranges`, never only the first range); unsatisfiable ones among them are
+                 *     dropped. A range set with nothing satisfiable (start at or beyond the end, `bytes=-0`,
+                 *     any range of an empty file) gets `416` with `Content-Range: bytes *\/<size>`. A
+                 *     syntactically invalid range (`bytes=5-3`), another unit, or more than 100 ranges is
+                 *     ignored (`200`). `HEAD` ignores `Range` (RFC 9110 section 14.2) and answers `200`.
+                 * @example bytes=0-1023
+                 */
+                Range?: components["parameters"]["Range"];
+                /**
+                 * @description Comma-separated entity tags, or `*` (RFC 9110 section 13.1.1). Compared with strong
+                 *     comparison; when none matches the current `ETag`, the answer is `412`.
+                 * @example "0x8DC2A4F5B1C2D3E"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Comma-separated entity tags (weak or strong), or `*` (RFC 9110 section 13.1.2).
+                 *     Compared with weak comparison; when one matches the current `ETag`, the answer is `304`.
+                 * @example "0x8DC2A4F5B1C2D3E"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP-date (RFC 9110 section 13.1.3). Ignored when `If-None-Match` is present or the
+                 *     date is invalid; when the file has not been modified since, the answer is `304`.
+                 * @example Wed, 21 Oct 2015 07:28:00 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+                /**
+                 * @description An HTTP-date (RFC 9110 section 13.1.4). Ignored when `If-Match` is present or the date
+                 *     is invalid; when the file has been modified since, the answer is `412`.
+                 * @example Wed, 21 Oct 2015 07:28:00 GMT
+                 */
+                "If-Unmodified-Since"?: components["parameters"]["IfUnmodifiedSince"];
+                /**
+                 * @description A strong entity tag or an HTTP-date (RFC 9110 section 13.1.5), meaningful only with
+                 *     `Range`. Preconditions are evaluated in the order of RFC 9110 section 13.2.2:
+                 *     `If-Match` (else `If-Unmodified-Since`) -> `412`; then `If-None-Match` (else
+                 *     `If-Modified-Since`) -> `304`; then `If-Range`: when it matches the current
+                 *     representation (strong `ETag` comparison, or exact `Last-Modified` date) the `Range` is
+                 *     honoured (`206`), otherwise the `Range` is ignored and the whole file is sent (`200`).
+                 * @example "0x8DC2A4F5B1C2D3E"
+                 */
+                "If-Range"?: components["parameters"]["IfRange"];
+            };
+            path: {
+                /** @description The file's name (the last segment of its storage path), percent-encoded; it must match the link's file. */
+                name: components["parameters"]["LinkFileName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["HeadOk"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadBadRequest"];
+            403: components["responses"]["HeadLinkForbidden"];
+            404: components["responses"]["HeadNotFound"];
+            412: components["responses"]["HeadPreconditionFailed"];
+            431: components["responses"]["HeadHeaderTooLarge"];
+            500: components["responses"]["HeadInternalError"];
+            502: components["responses"]["HeadBadGateway"];
+            503: components["responses"]["HeadServiceUnavailable"];
+        };
+    };
+    getDownloadLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A symbol of the caller's catalog (the `Symbol` column of its index), percent-encoded.
+                 * @example PETR4
+                 */
+                symbol: components["parameters"]["Symbol"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DownloadLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The file does not exist in storage (`file_not_found`), or direct links are off (`route_not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getHealth: {
@@ -1566,7 +1922,15 @@ export interface operations {
     };
     downloadByPath: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: answer `307` to a direct link to the file instead of sending its bytes, when the
+                 *     gateway has direct links on (`DOWNLOAD_LINKS=on`); otherwise the bytes are sent as
+                 *     without it. Conditionals and `Range` are evaluated first, so a `304`, `412` or `416` is
+                 *     answered as usual.
+                 */
+                redirect?: components["parameters"]["Redirect"];
+            };
             header?: {
                 /**
                  * @description Byte range request (RFC 9110 section 14.2), honoured only on a `200`-able request:
@@ -1629,7 +1993,8 @@ export interface operations {
                  *       contains `%` after that one decoding (double encoding such as `%2520` or `%252e`) is
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
-                 *       `list`, `count`, `info`, `download`, `health`, `openapi.yaml`) cannot be reached here;
+                 *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
+                 *       `openapi.yaml`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -1647,6 +2012,7 @@ export interface operations {
             200: components["responses"]["DownloadOk"];
             206: components["responses"]["DownloadPartialContent"];
             304: components["responses"]["NotModified"];
+            307: components["responses"]["DownloadRedirect"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -1725,7 +2091,8 @@ export interface operations {
                  *       contains `%` after that one decoding (double encoding such as `%2520` or `%252e`) is
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
-                 *       `list`, `count`, `info`, `download`, `health`, `openapi.yaml`) cannot be reached here;
+                 *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
+                 *       `openapi.yaml`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
