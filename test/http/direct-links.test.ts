@@ -213,7 +213,9 @@ describe('direct links (DOWNLOAD_LINKS)', function () {
         expect(head.status).to.equal(200);
         expect(head.headers['content-length']).to.equal(String(BYTES.length));
         expect(head.body.length).to.equal(0);
+        expect((await gateway.request('HEAD', target, { headers: { 'if-none-match': link.etag } })).status).to.equal(304);
         expect((await gateway.request('GET', target, { headers: { range: `bytes=${'1'.repeat(9000)}-` } })).status).to.equal(431);
+        expect((await gateway.request('HEAD', target, { headers: { 'if-none-match': `"${'a'.repeat(9000)}"` } })).status).to.equal(431);
       });
 
       it('a changed file is not served through a link made for the previous version (412)', async function () {

@@ -151,7 +151,7 @@ export interface paths {
          * Headers of the file of a subscribed symbol
          * @description Same as `GET /download/{symbol}` (same preconditions, rate limit and headers), without a
          *     body. `Range` is ignored on `HEAD` (RFC 9110 section 14.2), so there is no `206` or `416`.
-         *     `HEAD` is never redirected.
+         *     `HEAD` is never redirected (`redirect` is accepted and ignored).
          */
         head: operations["headDownloadBySymbol"];
         patch?: never;
@@ -503,10 +503,7 @@ export interface components {
         };
         /** @description A direct, expiring link to a file. */
         DownloadLink: {
-            /**
-             * Format: uri
-             * @description Where to `GET` the bytes, without a bearer token; a credential for the file until `expiresAt`, to be kept as secret as a token.
-             */
+            /** @description Where to `GET` the bytes, without a bearer token; a credential for the file until `expiresAt`, to be kept as secret as a token. */
             url: string;
             /**
              * Format: date-time
@@ -1540,7 +1537,15 @@ export interface operations {
     };
     headDownloadBySymbol: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: answer `307` to a direct link to the file instead of sending its bytes, when the
+                 *     gateway has direct links on (`DOWNLOAD_LINKS=on`); otherwise the bytes are sent as
+                 *     without it. Conditionals and `Range` are evaluated first, so a `304`, `412` or `416` is
+                 *     answered as usual.
+                 */
+                redirect?: components["parameters"]["Redirect"];
+            };
             header?: {
                 /**
                  * @description Byte range request (RFC 9110 section 14.2), honoured only on a `200`-able request:
@@ -2028,7 +2033,15 @@ export interface operations {
     };
     headDownloadByPath: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: answer `307` to a direct link to the file instead of sending its bytes, when the
+                 *     gateway has direct links on (`DOWNLOAD_LINKS=on`); otherwise the bytes are sent as
+                 *     without it. Conditionals and `Range` are evaluated first, so a `304`, `412` or `416` is
+                 *     answered as usual.
+                 */
+                redirect?: components["parameters"]["Redirect"];
+            };
             header?: {
                 /**
                  * @description Byte range request (RFC 9110 section 14.2), honoured only on a `200`-able request:
