@@ -5,74 +5,94 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { join } from 'node:path';
-import type { ContainerClient } from '@azure/storage-blob';
+import { fileURLToPath } from 'node:url';
+import { ContainerClient } from '@azure/storage-blob';
 import express from 'express';
 
 export interface RunningServer {
   readonly port: number;
+  /** The process serving (its CPU time and RSS are its own). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
-async function listen(server: Server): Promise<RunningServer> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+/** What an anchor server does; each runs in a process of its own, as the gateway does. */
+export type AnchorSpec =
+  /** The minimal Node reverse proxy to `targetPort`: `http.request(...).pipe(res)`, nothing else. */
+  | { readonly kind: 'proxy'; readonly targetPort: number }
+  /** A bare file server of `root`: `fs.createReadStream(file).pipe(res)`. */
+  | { readonly kind: 'files'; readonly root: string }
+  /**
+   * Bare Express doing the same work as three gateway operations, without the gateway: `/catalog`
+   * answers the JSON in `catalogFile` (serialized per request, as a plain Express app would),
+   * `/info/<blob>` does the same property read through the SDK, `/list` the same List Blobs calls.
+   */
+  | { readonly kind: 'express'; readonly catalogFile: string; readonly connectionString: string; readonly container: string };
+
+/** Starts an anchor in a child process and waits until it listens. */
+export async function startAnchor(spec: AnchorSpec): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', JSON.stringify(spec)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening (\d+)/.exec(output);
+      if (match !== null) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`anchor ${spec.kind} exited with ${code}`)));
+  });
   return {
     port,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    pid: child.pid ?? 0,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 
-/** The minimal Node reverse proxy: `http.request(...).pipe(res)`, nothing else. */
-export function nodeReverseProxy(targetPort: number): Promise<RunningServer> {
-  return listen(
-    createServer((req, res) => {
-      const upstream = httpRequest({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+async function serve(spec: AnchorSpec): Promise<Server> {
+  switch (spec.kind) {
+    case 'proxy':
+      return createServer((req, res) => {
+        const upstream = httpRequest({ host: '127.0.0.1', port: spec.targetPort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        req.pipe(upstream);
       });
-      req.pipe(upstream);
-    }),
-  );
-}
-
-/** A bare file server: `fs.createReadStream(file).pipe(res)`. */
-export function bareFileServer(root: string): Promise<RunningServer> {
-  return listen(
-    createServer((req, res) => {
-      res.writeHead(200, { 'content-type': 'application/octet-stream' });
-      createReadStream(join(root, decodeURIComponent((req.url ?? '/').slice(1)))).pipe(res);
-    }),
-  );
-}
-
-/**
- * Bare Express doing the same work as three gateway operations, without the gateway: `/catalog`
- * answers the same JSON (serialized per request, as a plain Express app would), `/info` does the
- * same property read through the SDK, `/list` the same List Blobs calls.
- */
-export function bareExpress(catalogJson: unknown, container: ContainerClient): Promise<RunningServer> {
-  const app = express();
-  app.get('/catalog', (_req, res) => {
-    res.json(catalogJson);
-  });
-  app.get('/info/:blob', async (req, res) => {
-    const properties = await container.getBlobClient(`quotes/${req.params['blob'] ?? ''}`).getProperties();
-    res.json({ size: properties.contentLength, etag: properties.etag, uploaded: properties.lastModified?.toISOString() });
-  });
-  app.get('/list', async (_req, res) => {
-    const files: Array<{ name: string; size: number | undefined }> = [];
-    for await (const blob of container.listBlobsFlat({ prefix: 'quotes/' })) files.push({ name: blob.name, size: blob.properties.contentLength });
-    res.json({ files, count: files.length });
-  });
-  return listen(createServer(app));
+    case 'files':
+      return createServer((req, res) => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        createReadStream(join(spec.root, decodeURIComponent((req.url ?? '/').slice(1)))).pipe(res);
+      });
+    case 'express': {
+      const catalogJson: unknown = JSON.parse(await readFile(spec.catalogFile, 'utf8'));
+      const container = new ContainerClient(spec.connectionString, spec.container);
+      const app = express();
+      app.get('/catalog', (_req, res) => {
+        res.json(catalogJson);
+      });
+      app.get('/info/:blob', async (req, res) => {
+        const properties = await container.getBlobClient(`quotes/${req.params['blob'] ?? ''}`).getProperties();
+        res.json({ size: properties.contentLength, etag: properties.etag, uploaded: properties.lastModified?.toISOString() });
+      });
+      app.get('/list', async (_req, res) => {
+        const files: Array<{ name: string; size: number | undefined }> = [];
+        for await (const blob of container.listBlobsFlat({ prefix: 'quotes/' })) files.push({ name: blob.name, size: blob.properties.contentLength });
+        res.json({ files, count: files.length });
+      });
+      return createServer(app);
+    }
+  }
 }
 
 export interface Nginx extends RunningServer {
@@ -141,6 +161,7 @@ http {
   }
   return {
     port: proxyPort,
+    pid: child.pid ?? 0,
     proxyPort,
     staticPort,
     stop: async () => {
@@ -149,4 +170,17 @@ http {
       await exited;
     },
   };
+}
+
+// `node --import tsx bench/anchors.ts serve '<spec as JSON>'`: one anchor server, until SIGTERM.
+if (process.argv[2] === 'serve') {
+  const server = await serve(JSON.parse(process.argv[3] ?? '{}') as AnchorSpec);
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.stdout.write(`listening ${typeof address === 'object' && address !== null ? address.port : 0}\n`);
+  });
+  process.once('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
 }

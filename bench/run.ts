@@ -24,7 +24,7 @@ import { packageRoot } from '../src/app/package-root.js';
 import { createTestContainer, startAzurite, type RunningAzurite } from '../test/support/azurite.js';
 import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.js';
 import { freePort } from '../test/support/redis.js';
-import { bareExpress, bareFileServer, nodeReverseProxy, startNginx } from './anchors.js';
+import { startAnchor, startNginx } from './anchors.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -83,14 +83,54 @@ function download(url: string, headers: OutgoingHttpHeaders = {}, follow = false
   });
 }
 
-async function throughput(url: string, headers: OutgoingHttpHeaders = {}, follow = false): Promise<number> {
-  const speeds: number[] = [];
+interface Candidate {
+  readonly url: string;
+  readonly headers?: OutgoingHttpHeaders;
+  /** Follow a 307 (to another origin, without the Authorization header). */
+  readonly follow?: boolean;
+  /** The process whose CPU time is counted while this candidate downloads. */
+  readonly pid?: number;
+}
+
+interface Measured {
+  /** Median MiB/s. */
+  readonly mibps: number;
+  /** CPU seconds of `pid` per GiB moved, over all runs (NaN without a pid). */
+  readonly cpuPerGiB: number;
+  /** Of which in the kernel (system time: socket and file reads and writes). */
+  readonly systemPerGiB: number;
+}
+
+/**
+ * Downloads the big file from every candidate, RUNS rounds, each round taking the candidates in
+ * turn: whatever else loads the machine weighs on all of them alike, so their ratios hold.
+ */
+async function throughputs(candidates: readonly Candidate[]): Promise<Measured[]> {
+  const speeds = candidates.map((): number[] => []);
+  const cpu = candidates.map(() => ({ user: 0, system: 0 }));
   for (let run = 0; run < RUNS; run += 1) {
-    const { bytes, ms, status } = await download(url, headers, follow);
-    if (bytes !== BIG) throw new Error(`${url}: ${bytes} bytes (status ${status}), expected ${BIG}`);
-    speeds.push(bytes / MiB / (ms / 1000));
+    for (const [index, candidate] of candidates.entries()) {
+      const before = candidate.pid === undefined ? undefined : await cpuTimes(candidate.pid);
+      const { bytes, ms, status } = await download(candidate.url, candidate.headers ?? {}, candidate.follow ?? false);
+      const spent = cpu[index];
+      if (candidate.pid !== undefined && before !== undefined && spent !== undefined) {
+        const after = await cpuTimes(candidate.pid);
+        spent.user += after.user - before.user;
+        spent.system += after.system - before.system;
+      }
+      if (bytes !== BIG) throw new Error(`${candidate.url}: ${bytes} bytes (status ${status}), expected ${BIG}`);
+      speeds[index]?.push(bytes / MiB / (ms / 1000));
+    }
   }
-  return median(speeds);
+  const gibPerCandidate = (RUNS * BIG) / (1024 * MiB);
+  return candidates.map((candidate, index) => {
+    const spent = cpu[index] ?? { user: Number.NaN, system: Number.NaN };
+    return {
+      mibps: median(speeds[index] ?? []),
+      cpuPerGiB: candidate.pid === undefined ? Number.NaN : (spent.user + spent.system) / gibPerCandidate,
+      systemPerGiB: candidate.pid === undefined ? Number.NaN : spent.system / gibPerCandidate,
+    };
+  });
 }
 
 /** `count` concurrent 32 MiB range downloads of the big file; aggregate MiB/s. */
@@ -142,17 +182,29 @@ async function requestsPerSecond(url: string, headers: OutgoingHttpHeaders, conc
   return done / (Number(process.hrtime.bigint() - started) / 1e9);
 }
 
-async function latency(url: string, headers: OutgoingHttpHeaders, samples = 15): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < samples; i += 1) times.push((await download(url, headers)).ms);
-  return median(times);
+/** Median latency of each target, RUNS x 5 samples taken in turn (so that load elsewhere weighs on all alike). */
+async function latencies(targets: ReadonlyArray<{ readonly url: string; readonly headers: OutgoingHttpHeaders }>): Promise<number[]> {
+  const times = targets.map((): number[] => []);
+  for (let sample = 0; sample < RUNS * 5; sample += 1) {
+    for (const [index, target] of targets.entries()) times[index]?.push((await download(target.url, target.headers)).ms);
+  }
+  return times.map((values) => median(values));
 }
 
-/** User plus system CPU seconds of a process so far, from /proc/<pid>/stat. */
-async function cpuSeconds(pid: number): Promise<number> {
+/** Requests per second of each target, measured in turn for one second at a time, RUNS times; medians. */
+async function ratesInTurn(targets: ReadonlyArray<{ readonly url: string; readonly headers: OutgoingHttpHeaders }>): Promise<number[]> {
+  const rates = targets.map((): number[] => []);
+  for (let run = 0; run < RUNS; run += 1) {
+    for (const [index, target] of targets.entries()) rates[index]?.push(await requestsPerSecond(target.url, target.headers, 8, 1));
+  }
+  return rates.map((values) => median(values));
+}
+
+/** User and system CPU seconds of a process so far (utime and stime, fields 14 and 15 of /proc/<pid>/stat). */
+async function cpuTimes(pid: number): Promise<{ user: number; system: number }> {
   const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-  // utime and stime are fields 14 and 15 of stat; here counted after the command name.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  // Counted after the command name, utime and stime are the 12th and 13th fields.
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
 async function rssOf(pid: number): Promise<number> {
@@ -268,9 +320,9 @@ async function main(): Promise<void> {
     stops.push(azure.stop);
     const local = await startGateway({ DATA_DIR: root, CLIENTS_FILE: clientsFile }, 'local');
     stops.push(local.stop);
-    const proxy = await nodeReverseProxy(Number(new URL(azurite.blobEndpoint).port));
+    const proxy = await startAnchor({ kind: 'proxy', targetPort: Number(new URL(azurite.blobEndpoint).port) });
     stops.push(proxy.stop);
-    const bare = await bareFileServer(root);
+    const bare = await startAnchor({ kind: 'files', root });
     stops.push(bare.stop);
     const nginx = await startNginx(workDir, Number(new URL(azurite.blobEndpoint).port), root, [await freePort(), await freePort()]);
     if (nginx !== undefined) stops.push(nginx.stop);
@@ -282,23 +334,28 @@ async function main(): Promise<void> {
     const sasPath = new URL(sasUrl).pathname + new URL(sasUrl).search;
 
     if (section('downloads')) {
-    console.log('\nDownloads (medians of', RUNS, 'runs)');
-    const cpuBefore = await cpuSeconds(azure.pid);
-    const gatewayAzure = await throughput(`http://127.0.0.1:${azure.port}/download/BIG`, bearer);
-    const cpuPerGiB = (await cpuSeconds(azure.pid)) - cpuBefore;
-    const gibServed = (RUNS * BIG) / (1024 * MiB);
-    const direct = await throughput(sasUrl);
-    const nodeProxy = await throughput(`http://127.0.0.1:${proxy.port}${sasPath}`);
-    row(`download ${BIG / MiB} MiB through the gateway (Azure)`, fmt(gatewayAzure, 'MiB/s'), `direct SAS from Azurite: ${fmt(direct, 'MiB/s')}`, ratio(gatewayAzure, direct), '-');
-    row('same download', fmt(gatewayAzure, 'MiB/s'), `minimal Node reverse proxy: ${fmt(nodeProxy, 'MiB/s')}`, ratio(gatewayAzure, nodeProxy), nginx === undefined ? '>= 0.9x' : '-');
-    if (nginx !== undefined) {
-      const nginxProxy = await throughput(`http://127.0.0.1:${nginx.proxyPort}${sasPath}`);
-      row('same download', fmt(gatewayAzure, 'MiB/s'), `nginx reverse proxy: ${fmt(nginxProxy, 'MiB/s')}`, ratio(gatewayAzure, nginxProxy), '>= 0.9x');
+      console.log('\nDownloads (medians of', RUNS, 'runs)');
+      const [gateway, direct, nodeProxy, redirected, nginxProxy] = await throughputs([
+        { url: `http://127.0.0.1:${azure.port}/download/BIG`, headers: bearer, pid: azure.pid },
+        { url: sasUrl },
+        { url: `http://127.0.0.1:${proxy.port}${sasPath}`, pid: proxy.pid },
+        { url: `http://127.0.0.1:${azure.port}/download/BIG?redirect=true`, headers: bearer, follow: true },
+        ...(nginx === undefined ? [] : [{ url: `http://127.0.0.1:${nginx.proxyPort}${sasPath}` }]),
+      ]);
+      if (gateway === undefined || direct === undefined || nodeProxy === undefined || redirected === undefined) throw new Error('a measurement is missing');
+      row(`download ${BIG / MiB} MiB through the gateway (Azure)`, fmt(gateway.mibps, 'MiB/s'), `direct SAS from Azurite: ${fmt(direct.mibps, 'MiB/s')}`, ratio(gateway.mibps, direct.mibps), '-');
+      row('same download', fmt(gateway.mibps, 'MiB/s'), `minimal Node reverse proxy: ${fmt(nodeProxy.mibps, 'MiB/s')}`, ratio(gateway.mibps, nodeProxy.mibps), nginxProxy === undefined ? '>= 0.9x' : '-');
+      if (nginxProxy !== undefined) {
+        row('same download', fmt(gateway.mibps, 'MiB/s'), `nginx reverse proxy: ${fmt(nginxProxy.mibps, 'MiB/s')}`, ratio(gateway.mibps, nginxProxy.mibps), '>= 0.9x');
     }
-    row('gateway CPU per GiB served (Azure)', fmt(cpuPerGiB / gibServed, 's'), '-', '-', '<= 0.85 s');
-
-    const redirected = await throughput(`http://127.0.0.1:${azure.port}/download/BIG?redirect=true`, bearer, true).catch(() => Number.NaN);
-    row('download by direct link (`?redirect=true`, 307 to a SAS URL)', fmt(redirected, 'MiB/s'), `proxied through the gateway: ${fmt(gatewayAzure, 'MiB/s')}`, ratio(redirected, gatewayAzure), '-');
+    row(
+      'gateway CPU per GiB served (Azure)',
+      `${fmt(gateway.cpuPerGiB, 's')} (${fmt(gateway.systemPerGiB, 's')} system)`,
+      `minimal Node reverse proxy: ${fmt(nodeProxy.cpuPerGiB, 's')} (${fmt(nodeProxy.systemPerGiB, 's')} system)`,
+      ratio(gateway.cpuPerGiB, nodeProxy.cpuPerGiB),
+      '<= 0.85 s',
+    );
+    row('download by direct link (`?redirect=true`, 307 to a SAS URL)', fmt(redirected.mibps, 'MiB/s'), `proxied through the gateway: ${fmt(gateway.mibps, 'MiB/s')}`, ratio(redirected.mibps, gateway.mibps), '-');
     }
 
     for (const count of section('concurrent') ? [16, 64] : []) {
@@ -319,42 +376,57 @@ async function main(): Promise<void> {
     }
 
     if (section('local')) {
-    const gatewayLocal = await throughput(`http://127.0.0.1:${local.port}/download/BIG`, localBearer);
-    const bareLocal = await throughput(`http://127.0.0.1:${bare.port}/big/big.bin`);
-    row(`download ${BIG / MiB} MiB from the local folder store`, fmt(gatewayLocal, 'MiB/s'), `bare createReadStream server: ${fmt(bareLocal, 'MiB/s')}`, ratio(gatewayLocal, bareLocal), '>= 0.9x');
-    if (nginx !== undefined) {
-      const sendfile = await throughput(`http://127.0.0.1:${nginx.staticPort}/big/big.bin`);
-      row('same download', fmt(gatewayLocal, 'MiB/s'), `nginx sendfile: ${fmt(sendfile, 'MiB/s')}`, ratio(gatewayLocal, sendfile), '>= 0.5x');
+      const [gatewayLocal, bareLocal, sendfile] = await throughputs([
+        { url: `http://127.0.0.1:${local.port}/download/BIG`, headers: localBearer, pid: local.pid },
+        { url: `http://127.0.0.1:${bare.port}/big/big.bin`, pid: bare.pid },
+        ...(nginx === undefined ? [] : [{ url: `http://127.0.0.1:${nginx.staticPort}/big/big.bin` }]),
+      ]);
+      if (gatewayLocal === undefined || bareLocal === undefined) throw new Error('a measurement is missing');
+      row(`download ${BIG / MiB} MiB from the local folder store`, fmt(gatewayLocal.mibps, 'MiB/s'), `bare createReadStream server: ${fmt(bareLocal.mibps, 'MiB/s')}`, ratio(gatewayLocal.mibps, bareLocal.mibps), '>= 0.9x');
+      if (sendfile !== undefined) {
+        row('same download', fmt(gatewayLocal.mibps, 'MiB/s'), `nginx sendfile: ${fmt(sendfile.mibps, 'MiB/s')}`, ratio(gatewayLocal.mibps, sendfile.mibps), '>= 0.5x');
     }
+    row(
+      'gateway CPU per GiB served (local folder)',
+      `${fmt(gatewayLocal.cpuPerGiB, 's')} (${fmt(gatewayLocal.systemPerGiB, 's')} system)`,
+      `bare createReadStream server: ${fmt(bareLocal.cpuPerGiB, 's')} (${fmt(bareLocal.systemPerGiB, 's')} system)`,
+      ratio(gatewayLocal.cpuPerGiB, bareLocal.cpuPerGiB),
+      '-',
+    );
     }
 
     if (section('small')) {
-    console.log('\nSmall answers');
-    const catalogResponse = await fetch(`http://127.0.0.1:${azure.port}/catalog`, { headers: bearer });
-    const catalogJson: unknown = await catalogResponse.json();
-    const express = await bareExpress(catalogJson, container);
-    stops.push(express.stop);
-    const catalogGateway = await requestsPerSecond(`http://127.0.0.1:${azure.port}/catalog`, bearer);
-    const catalogBare = await requestsPerSecond(`http://127.0.0.1:${express.port}/catalog`, {});
-    row(`GET /catalog, ${CATALOG_FILES + 1} entries`, fmt(catalogGateway, 'req/s'), `bare Express answering the same JSON: ${fmt(catalogBare, 'req/s')}`, ratio(catalogGateway, catalogBare), '>= 1.0x');
-    const infoGateway = await requestsPerSecond(`http://127.0.0.1:${azure.port}/info/Q7`, bearer);
-    const infoBare = await requestsPerSecond(`http://127.0.0.1:${express.port}/info/q7.parquet`, {});
-    row('GET /info', fmt(infoGateway, 'req/s'), `bare Express doing the same SDK property read: ${fmt(infoBare, 'req/s')}`, ratio(infoGateway, infoBare), '-');
+      console.log('\nSmall answers');
+      const catalogResponse = await fetch(`http://127.0.0.1:${azure.port}/catalog`, { headers: bearer });
+      const catalogFile = join(workDir, 'catalog.json');
+      await writeFile(catalogFile, await catalogResponse.text());
+      const express = await startAnchor({ kind: 'express', catalogFile, connectionString: azurite.connectionString, container: container.containerName });
+      stops.push(express.stop);
+      const [catalogGateway = 0, catalogBare = 0, infoGateway = 0, infoBare = 0] = await ratesInTurn([
+        { url: `http://127.0.0.1:${azure.port}/catalog`, headers: bearer },
+        { url: `http://127.0.0.1:${express.port}/catalog`, headers: {} },
+        { url: `http://127.0.0.1:${azure.port}/info/Q7`, headers: bearer },
+        { url: `http://127.0.0.1:${express.port}/info/q7.parquet`, headers: {} },
+      ]);
+      row(`GET /catalog, ${CATALOG_FILES + 1} entries`, fmt(catalogGateway, 'req/s'), `bare Express answering the same JSON: ${fmt(catalogBare, 'req/s')}`, ratio(catalogGateway, catalogBare), '>= 1.0x');
+      row('GET /info', fmt(infoGateway, 'req/s'), `bare Express doing the same SDK property read: ${fmt(infoBare, 'req/s')}`, ratio(infoGateway, infoBare), '-');
 
-    // /list and /count with the cache off, so every call lists storage; then repeated calls from the cache.
-    const uncached = await startGateway(
-      { AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString, AZURE_STORAGE_CONTAINER: container.containerName, CLIENTS_FILE: clientsFile, LIST_CACHE_SECONDS: '0' },
-      'azure-uncached',
-    );
-    stops.push(uncached.stop);
-    const uncachedBearer = { authorization: `Bearer ${await tokenOf(uncached.port)}` };
-    const listGateway = await latency(`http://127.0.0.1:${uncached.port}/list`, uncachedBearer);
-    const countGateway = await latency(`http://127.0.0.1:${uncached.port}/count`, uncachedBearer);
-    const listRaw = await latency(`http://127.0.0.1:${express.port}/list`, {});
-    row(`GET /list, ${CATALOG_FILES + 1} files (LIST_CACHE_SECONDS=0)`, fmt(listGateway, 'ms'), `the raw List Blobs calls for the same facts: ${fmt(listRaw, 'ms')}`, `${(listGateway / listRaw).toFixed(2)}x cost`, '<= 1.2x');
-    row(`GET /count, ${CATALOG_FILES + 1} files (LIST_CACHE_SECONDS=0)`, fmt(countGateway, 'ms'), `the same raw listing: ${fmt(listRaw, 'ms')}`, `${(countGateway / listRaw).toFixed(2)}x cost`, '<= 1.2x');
-    const listCached = await latency(`http://127.0.0.1:${azure.port}/list`, bearer);
-    row('GET /list repeated within LIST_CACHE_SECONDS', fmt(listCached, 'ms'), `the raw listing: ${fmt(listRaw, 'ms')}`, `${(listCached / listRaw).toFixed(2)}x cost`, '-');
+      // /list and /count with the cache off, so every call lists storage; then repeated calls from the cache.
+      const uncached = await startGateway(
+        { AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString, AZURE_STORAGE_CONTAINER: container.containerName, CLIENTS_FILE: clientsFile, LIST_CACHE_SECONDS: '0' },
+        'azure-uncached',
+      );
+      stops.push(uncached.stop);
+      const uncachedBearer = { authorization: `Bearer ${await tokenOf(uncached.port)}` };
+      const [listGateway = 0, countGateway = 0, listRaw = 0, listCached = 0] = await latencies([
+        { url: `http://127.0.0.1:${uncached.port}/list`, headers: uncachedBearer },
+        { url: `http://127.0.0.1:${uncached.port}/count`, headers: uncachedBearer },
+        { url: `http://127.0.0.1:${express.port}/list`, headers: {} },
+        { url: `http://127.0.0.1:${azure.port}/list`, headers: bearer },
+      ]);
+      row(`GET /list, ${CATALOG_FILES + 1} files (LIST_CACHE_SECONDS=0)`, fmt(listGateway, 'ms'), `the raw List Blobs calls for the same facts: ${fmt(listRaw, 'ms')}`, `${(listGateway / listRaw).toFixed(2)}x cost`, '<= 1.2x');
+      row(`GET /count, ${CATALOG_FILES + 1} files (LIST_CACHE_SECONDS=0)`, fmt(countGateway, 'ms'), `the same raw listing: ${fmt(listRaw, 'ms')}`, `${(countGateway / listRaw).toFixed(2)}x cost`, '<= 1.2x');
+      row('GET /list repeated within LIST_CACHE_SECONDS', fmt(listCached, 'ms'), `the raw listing: ${fmt(listRaw, 'ms')}`, `${(listCached / listRaw).toFixed(2)}x cost`, '-');
     }
 
     const table = [
