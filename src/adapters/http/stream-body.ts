@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { BlobContent } from '../../domain/ports.js';
+import { flowingSourceOf, type FlowingSource } from '../storage/flowing-content.js';
 
 /** Why a transfer ended before its last byte. */
 export type TransferFailure = 'aborted' | 'reader-idle' | 'storage-idle' | 'storage-failed' | 'length-mismatch';
@@ -37,54 +38,151 @@ export async function streamBody(
   expectedBytes: number,
   options: { readonly idleTimeoutMs: number; readonly onBytes?: (count: number) => void },
 ): Promise<number> {
-  const iterator = content[Symbol.asyncIterator]();
-  let sent = 0;
-  let ended: TransferFailed | undefined;
+  const transfer: Transfer = { sent: 0, ended: undefined };
   const onClose = (): void => {
-    ended ??= new TransferFailed('aborted', `the client went away after ${sent} of ${expectedBytes} bytes`);
+    transfer.ended ??= new TransferFailed('aborted', `the client went away after ${transfer.sent} of ${expectedBytes} bytes`);
   };
   res.once('close', onClose);
   // The socket's own inactivity timer: neither reads nor writes for the whole span.
   res.setTimeout(options.idleTimeoutMs, () => {
-    ended ??= res.writableNeedDrain
+    transfer.ended ??= res.writableNeedDrain
       ? new TransferFailed('reader-idle', `the client read nothing for ${options.idleTimeoutMs} ms`)
       : new TransferFailed('storage-idle', `storage sent nothing for ${options.idleTimeoutMs} ms`);
-    res.destroy(ended);
+    res.destroy(transfer.ended);
   });
   try {
-    for (;;) {
-      let next: IteratorResult<Uint8Array>;
-      try {
-        next = await iterator.next();
-      } catch (error) {
-        throw ended ?? new TransferFailed('storage-failed', `storage failed after ${sent} of ${expectedBytes} bytes`, { cause: error });
-      }
-      // A closed response aborts the storage read, which may then end or fail: either way, the cause is the close.
-      if (ended !== undefined) throw ended;
-      if (next.done === true) break;
-      const chunk = next.value;
-      sent += chunk.byteLength;
-      if (sent > expectedBytes) throw new TransferFailed('length-mismatch', `storage sent more than the ${expectedBytes} bytes announced`);
-      options.onBytes?.(chunk.byteLength);
-      if (!res.write(chunk)) await drainedOrClosed(res);
-      if (ended !== undefined) throw ended;
-    }
-    if (sent !== expectedBytes) {
-      throw new TransferFailed('length-mismatch', `storage ended after ${sent} of ${expectedBytes} bytes`);
+    const flowing = flowingSourceOf(content);
+    if (flowing === undefined) await sendIterated(res, content, expectedBytes, transfer, options.onBytes);
+    else await sendFlowing(res, flowing, expectedBytes, transfer, options.onBytes);
+    if (transfer.sent !== expectedBytes) {
+      throw new TransferFailed('length-mismatch', `storage ended after ${transfer.sent} of ${expectedBytes} bytes`);
     }
     await endResponse(res);
-    if (!res.writableFinished) throw ended ?? new TransferFailed('aborted', 'the client went away before the end of the response');
-    return sent;
+    if (!res.writableFinished) throw transfer.ended ?? new TransferFailed('aborted', 'the client went away before the end of the response');
+    return transfer.sent;
   } catch (error) {
     res.destroy();
-    // Stops the storage read (closes the file, releases the storage connection).
-    await iterator.return?.().catch(() => undefined);
     throw error;
   } finally {
     res.off('close', onClose);
     // The socket may serve the next request of a keep-alive connection.
     res.socket?.setTimeout(0);
   }
+}
+
+interface Transfer {
+  sent: number;
+  /** Why the transfer must stop, once something outside the loop (the client, the idle timer) said so. */
+  ended: TransferFailed | undefined;
+}
+
+/** Bytes that would overflow the announced `Content-Length`. */
+function overflow(expectedBytes: number): TransferFailed {
+  return new TransferFailed('length-mismatch', `storage sent more than the ${expectedBytes} bytes announced`);
+}
+
+/**
+ * Any content: the next chunk is asked for once the socket has taken the last one. Returning early
+ * from the iteration stops the storage read (closes the file, releases the storage connection).
+ */
+async function sendIterated(
+  res: Response,
+  content: BlobContent,
+  expectedBytes: number,
+  transfer: Transfer,
+  onBytes: ((count: number) => void) | undefined,
+): Promise<void> {
+  const iterator = content[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        throw transfer.ended ?? new TransferFailed('storage-failed', `storage failed after ${transfer.sent} of ${expectedBytes} bytes`, { cause: error });
+      }
+      // A closed response aborts the storage read, which may then end or fail: either way, the cause is the close.
+      if (transfer.ended !== undefined) throw transfer.ended;
+      if (next.done === true) return;
+      const chunk = next.value;
+      transfer.sent += chunk.byteLength;
+      if (transfer.sent > expectedBytes) throw overflow(expectedBytes);
+      onBytes?.(chunk.byteLength);
+      if (!res.write(chunk)) await drainedOrClosed(res);
+      if (transfer.ended !== undefined) throw transfer.ended;
+    }
+  } catch (error) {
+    res.destroy();
+    await iterator.return?.().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * A Node stream, in flowing mode: each chunk is written to the socket as storage delivers it, and
+ * storage is paused only while the socket has more than its high-water mark to send (what
+ * `stream.pipe` does), with no promise or buffer per chunk. Settles once the stream has ended, or
+ * failed, or the transfer had to stop; the stream is destroyed on every way out but its end.
+ */
+function sendFlowing(
+  res: Response,
+  source: FlowingSource,
+  expectedBytes: number,
+  transfer: Transfer,
+  onBytes: ((count: number) => void) | undefined,
+): Promise<void> {
+  const { stream } = source;
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const cleanUp = (): void => {
+      settled = true;
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onStreamClose);
+      res.off('drain', onDrain);
+      res.off('close', onResponseClose);
+    };
+    const fail = (failure: Error): void => {
+      if (settled) return;
+      cleanUp();
+      stream.destroy();
+      reject(failure);
+    };
+    const onData = (chunk: Buffer): void => {
+      transfer.sent += chunk.byteLength;
+      if (transfer.sent > expectedBytes) return fail(overflow(expectedBytes));
+      onBytes?.(chunk.byteLength);
+      if (!res.write(chunk)) stream.pause();
+    };
+    const onDrain = (): void => {
+      stream.resume();
+    };
+    const onEnd = (): void => {
+      if (settled) return;
+      cleanUp();
+      if (transfer.ended !== undefined) reject(transfer.ended);
+      else resolve();
+    };
+    const onError = (error: unknown): void => {
+      fail(transfer.ended ?? new TransferFailed('storage-failed', `storage failed after ${transfer.sent} of ${expectedBytes} bytes`, { cause: source.translate(error) }));
+    };
+    // Destroyed without an error or an end (its request aborted): as a failure, unless the client left first.
+    const onStreamClose = (): void => {
+      fail(transfer.ended ?? new TransferFailed('storage-failed', `storage closed the body after ${transfer.sent} of ${expectedBytes} bytes`));
+    };
+    // The client left, or the idle timer destroyed the response: `transfer.ended` says which.
+    const onResponseClose = (): void => {
+      fail(transfer.ended ?? new TransferFailed('aborted', `the client went away after ${transfer.sent} of ${expectedBytes} bytes`));
+    };
+    if (res.destroyed) return onResponseClose();
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('error', onError);
+    stream.once('close', onStreamClose);
+    res.on('drain', onDrain);
+    res.once('close', onResponseClose);
+  });
 }
 
 /** Waits for the socket to take the buffered bytes, or for the response to close; no listener is left behind. */

@@ -11,6 +11,7 @@ import {
   type UserDelegationKey,
 } from '@azure/storage-blob';
 import { ContentChanged, GatewayError, FileNotFound, StorageUnavailable } from '../../domain/errors.js';
+import { flowingContent } from './flowing-content.js';
 import type {
   BlobContent,
   BlobProperties,
@@ -235,40 +236,15 @@ export class AzureBlobStore implements BlobStore {
 }
 
 /**
- * The body's chunks, with a failure after the first one reported as a retryable `StorageUnavailable`:
- * the SDK reports a connection reset mid-body as an `AbortError` (from the response's `aborted`
- * event), which would read as the caller's own abort. Only a real abort of `signal` passes through.
- * Returning early destroys the body, even before the first chunk, so its connection is released.
+ * The body, with a failure reported as a retryable `StorageUnavailable`: the SDK reports a
+ * connection reset mid-body as an `AbortError` (from the response's `aborted` event), which would
+ * read as the caller's own abort. Only a real abort of `signal` passes through.
  */
-function failuresAsStorageUnavailable(
-  body: Readable,
-  path: string,
-  signal: AbortSignal | undefined,
-): BlobContent {
-  return {
-    [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
-      // No encoding is set on the body, so every chunk is a Buffer.
-      const chunks: AsyncIterator<Buffer> = body[Symbol.asyncIterator]();
-      return {
-        next: async () => {
-          try {
-            return await chunks.next();
-          } catch (error) {
-            if (signal?.aborted === true) throw error;
-            throw new StorageUnavailable(`Azure Storage broke off the body of ${JSON.stringify(path)}`, {
-              cause: error,
-              retryable: true,
-            });
-          }
-        },
-        return: async () => {
-          body.destroy();
-          await chunks.return?.();
-          return { done: true, value: undefined };
-        },
-      };
-    },
-  };
+function failuresAsStorageUnavailable(body: Readable, path: string, signal: AbortSignal | undefined): BlobContent {
+  return flowingContent(body, (error) => {
+    if (signal?.aborted === true && error instanceof Error) return error;
+    return new StorageUnavailable(`Azure Storage broke off the body of ${JSON.stringify(path)}`, { cause: error, retryable: true });
+  });
 }
 
 /**
