@@ -65,7 +65,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     stdout,
   );
   if (config.tokenSigningKeyIsEphemeral) {
-    logger.warn('TOKEN_SIGNING_KEY is not set: using a random key, so tokens die with this process and other instances reject them');
+    logger.warn('TOKEN_SIGNING_KEY is not set: using a random key, so tokens (and gateway-signed download links) die with this process and other instances reject them');
   }
   const audit = createAuditTrail(stdout, config.auditLogFile);
   const redis =
