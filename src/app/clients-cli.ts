@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * Process entry of the `clients` command line (`npm run clients -- <command>`); the work is in
  * `runClientsCli`. The exit code is set rather than forced, so piped output is flushed first.

@@ -48,6 +48,11 @@ export interface GatewayConfig {
   /** Connections open at once; more are refused by the server. */
   readonly maxConnections: number;
   readonly trustProxy: boolean | number | string;
+  /**
+   * The gateway's public origin (`https://host[:port]`, no trailing slash), the issuer of the
+   * discovery documents; `undefined`: derived from each request's scheme and host.
+   */
+  readonly publicBaseUrl: string | undefined;
   readonly logLevel: string;
   /** Shared rate-limit counts for every instance; `undefined`: each instance counts in its memory. */
   readonly redis: RedisConfig | undefined;
@@ -106,6 +111,7 @@ export const CONFIG_VARIABLES = [
   'REQUEST_TIMEOUT_SECONDS',
   'MAX_CONNECTIONS',
   'TRUST_PROXY',
+  'PUBLIC_BASE_URL',
   'LOG_LEVEL',
   'REDIS_URL',
   'REDIS_KEY_PREFIX',
@@ -183,6 +189,7 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     ...requestTimeouts(env),
     maxConnections: integer(env, 'MAX_CONNECTIONS', 2000, 1, 1_000_000),
     trustProxy: trustProxy(env),
+    publicBaseUrl: publicBaseUrl(env),
     logLevel,
     redis: redisConfig(env),
     rateLimitOnStoreError: oneOf(env, 'RATE_LIMIT_ON_STORE_ERROR', ['allow', 'deny'] as const, 'allow'),
@@ -318,6 +325,21 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/**
+ * RFC 8414 section 2: an issuer is a URL with no query or fragment; an origin alone keeps the
+ * metadata at `/.well-known/oauth-authorization-server` (section 3) and every route at its path.
+ */
+function publicBaseUrl(env: Env): string | undefined {
+  const raw = nonEmpty(env, 'PUBLIC_BASE_URL');
+  if (raw === undefined) return undefined;
+  const shape = /^(https?):\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?\/?$/;
+  if (!shape.test(raw)) {
+    // The value is not repeated: a URL with credentials in it must not reach the logs.
+    throw new ConfigError('PUBLIC_BASE_URL', "must be the gateway's origin, e.g. https://files.example.net (no path, query or credentials)");
+  }
+  return raw.replace(/\/$/, '');
 }
 
 function trustProxy(env: Env): boolean | number | string {

@@ -109,6 +109,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     trustProxy: config.trustProxy,
     links,
     signedLinks,
+    publicBaseUrl: config.publicBaseUrl,
   });
 }
 

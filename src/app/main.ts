@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The server process (`npm start`, `node dist/src/app/main.js`). Configuration is checked first;
  * telemetry, when configured, is started before the HTTP stack is loaded (its instrumentation

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * `npm run usage -- <audit file>... [--since <date>] [--until <date>] [--json]`: per client, the
  * downloads, bytes and distinct files of a period, from audit records. Exit codes: 0 done, 1 a

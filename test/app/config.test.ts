@@ -189,6 +189,10 @@ describe('loadConfig', function () {
       ['an unknown store-error policy', { RATE_LIMIT_ON_STORE_ERROR: 'maybe' }, 'RATE_LIMIT_ON_STORE_ERROR', /one of allow, deny/],
       ['a short metrics token', { METRICS_TOKEN: 'short' }, 'METRICS_TOKEN', /16 to 512/],
       ['an Application Insights string without a key', { APPLICATIONINSIGHTS_CONNECTION_STRING: 'IngestionEndpoint=https://x/' }, 'APPLICATIONINSIGHTS_CONNECTION_STRING', /InstrumentationKey/],
+      ['a public base URL with a path', { PUBLIC_BASE_URL: 'https://files.example.net/api' }, 'PUBLIC_BASE_URL', /origin/],
+      ['a public base URL with a query', { PUBLIC_BASE_URL: 'https://files.example.net/?x=1' }, 'PUBLIC_BASE_URL', /origin/],
+      ['a public base URL with credentials', { PUBLIC_BASE_URL: 'https://user:pw@files.example.net' }, 'PUBLIC_BASE_URL', /origin/],
+      ['a public base URL of another scheme', { PUBLIC_BASE_URL: 'ftp://files.example.net' }, 'PUBLIC_BASE_URL', /origin/],
       ['headers allowed longer than the whole request', { HEADERS_TIMEOUT_SECONDS: '40', REQUEST_TIMEOUT_SECONDS: '30' }, 'HEADERS_TIMEOUT_SECONDS', /must not exceed REQUEST_TIMEOUT_SECONDS/],
       // App Service leaves a reference it could not resolve as its literal text.
       ['an unresolved Key Vault reference', { TOKEN_SIGNING_KEY: '@Microsoft.KeyVault(SecretUri=https://v.vault.azure.net/secrets/key/)' }, 'TOKEN_SIGNING_KEY', /unresolved Key Vault reference/],
@@ -196,6 +200,31 @@ describe('loadConfig', function () {
     for (const [condition, env, variable, message] of cases) {
       it(`for ${condition}`, function () {
         expectConfigError(env, variable, message);
+      });
+    }
+
+    // Any setting of the Azure template may be a Key Vault reference, and so may any other.
+    for (const variable of CONFIG_VARIABLES) {
+      it(`for an unresolved Key Vault reference in ${variable}`, function () {
+        expectConfigError({ [variable]: '@Microsoft.KeyVault(VaultName=vault;SecretName=secret)' }, variable, /unresolved Key Vault reference/);
+      });
+    }
+  });
+
+  describe('PUBLIC_BASE_URL', function () {
+    it('is unset by default: the discovery documents then name the origin of each request', function () {
+      expect(load({}).publicBaseUrl).to.equal(undefined);
+    });
+
+    for (const [given, read] of [
+      ['https://files.example.net', 'https://files.example.net'],
+      ['https://files.example.net/', 'https://files.example.net'],
+      ['https://dfg-prod.azurewebsites.net:443', 'https://dfg-prod.azurewebsites.net:443'],
+      ['http://127.0.0.1:3000', 'http://127.0.0.1:3000'],
+      ['https://[2001:db8::1]', 'https://[2001:db8::1]'],
+    ]) {
+      it(`reads ${given} as the origin ${read}, without a trailing slash`, function () {
+        expect(load({ PUBLIC_BASE_URL: given ?? '' }).publicBaseUrl).to.equal(read);
       });
     }
   });

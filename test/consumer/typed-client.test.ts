@@ -1,11 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
-import createClient, { type Client } from 'openapi-fetch';
-import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
-import { expectMatchesContract } from '../support/contract.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import createClient from 'openapi-fetch';
 import { generateApiTypes, generatedApiTypesPath } from '../support/generate-api-types.js';
-import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { answerOf, describeConsumerScenarios, type ConsumerClientFactory } from './consumer-scenarios.js';
 import type { components, paths } from './generated/api-types.js';
 
 /*
@@ -14,11 +11,7 @@ import type { components, paths } from './generated/api-types.js';
  * the document drift apart, either the types stop compiling here or these calls fail.
  */
 
-type ErrorBody = components['schemas']['Error'];
 type TokenRequest = components['schemas']['TokenRequest'];
-
-const acme = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
-const curveCsv = 'date,rate\n2024-01-02,10.5\n';
 
 /** RFC 6749 section 4.4.2: the token request is form-encoded. */
 const formEncoded = (body: TokenRequest | undefined): string =>
@@ -26,17 +19,31 @@ const formEncoded = (body: TokenRequest | undefined): string =>
     Object.entries(body ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
   ).toString();
 
-/** Every response the consumer gets is also checked against openapi.yaml, as the harness does. */
-async function contractCheckedFetch(request: Request): Promise<Response> {
-  const response = await fetch(request);
-  const url = new URL(request.url);
-  await expectMatchesContract(request.method, url.pathname + url.search, {
-    status: response.status,
-    headers: Object.fromEntries(response.headers),
-    body: Buffer.from(await response.clone().arrayBuffer()),
-  });
-  return response;
-}
+const bearer = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { Authorization: `Bearer ${token}` });
+
+
+const openapiFetchCalls: ConsumerClientFactory = (baseUrl, fetch) => {
+  const client = createClient<paths>({ baseUrl, fetch });
+  return {
+    issueToken: async (body) =>
+      answerOf(
+        await client.POST('/oauth/token', { body, bodySerializer: formEncoded, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }),
+      ),
+    getCatalog: async (token) => answerOf(await client.GET('/catalog', { headers: bearer(token) })),
+    listFiles: async (token, limit) => answerOf(await client.GET('/list', { params: { query: { limit } }, headers: bearer(token) })),
+    countFiles: async (token) => answerOf(await client.GET('/count', { headers: bearer(token) })),
+    getFileInfo: async (token, symbol) => answerOf(await client.GET('/info/{symbol}', { params: { path: { symbol } }, headers: bearer(token) })),
+    downloadBySymbol: async (token, symbol, range) =>
+      answerOf(
+        await client.GET('/download/{symbol}', {
+          params: { path: { symbol }, header: range === undefined ? {} : { Range: range } },
+          headers: bearer(token),
+          parseAs: 'arrayBuffer',
+        }),
+      ),
+    getAuthorizationServerMetadata: async () => answerOf(await client.GET('/.well-known/oauth-authorization-server')),
+  };
+};
 
 describe('a consumer typed from openapi.yaml (openapi-typescript + openapi-fetch)', function () {
   describe('the committed generated types', function () {
@@ -50,211 +57,5 @@ describe('a consumer typed from openapi.yaml (openapi-typescript + openapi-fetch
     });
   });
 
-  describe('against a running gateway', function () {
-    let gateway: TestGateway;
-    let client: Client<paths>;
-    let authorization: string;
-
-    before(async function () {
-      const store = new MemoryBlobStore();
-      store.put(
-        'indexes/acme.csv',
-        buildIndexCsv([
-          buildIndexRow({ Symbol: 'CURVE', ShortDescription: 'DI1 curve', ShortDescriptionPt: '', FileName: 'rates/curve.csv' }),
-          buildIndexRow({ Symbol: 'QUOTES', FileName: 'b3/quotes.csv' }),
-          buildIndexRow({ Symbol: 'MISSING', FileName: 'rates/missing.csv' }),
-        ]),
-      );
-      store.put('rates/curve.csv', curveCsv, { contentType: 'text/csv', metadata: { source: 'b3' } });
-      store.put('b3/quotes.csv', 'date,close\n');
-      gateway = await startGateway({ store, clients: [acme] });
-      client = createClient<paths>({ baseUrl: gateway.baseUrl, fetch: contractCheckedFetch });
-
-      const { data, error } = await client.POST('/oauth/token', {
-        body: { grant_type: 'client_credentials', client_id: acme.clientId, client_secret: acme.secret },
-        bodySerializer: formEncoded,
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      });
-      if (data === undefined) throw new Error(`token request failed: ${JSON.stringify(error)}`);
-      authorization = `${data.token_type} ${data.access_token}`;
-    });
-
-    after(async function () {
-      await gateway?.close();
-    });
-
-    describe('POST /oauth/token', function () {
-      it('issues a Bearer token typed as TokenResponse', async function () {
-        const { data, response } = await client.POST('/oauth/token', {
-          body: { grant_type: 'client_credentials', client_id: acme.clientId, client_secret: acme.secret },
-          bodySerializer: formEncoded,
-          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        });
-
-        expect(response.status).to.equal(200);
-        expect(data?.token_type).to.equal('Bearer');
-        expect(data?.expires_in).to.be.a('number').and.above(0);
-        expect(data?.access_token).to.be.a('string').and.not.equal('');
-      });
-
-      it('answers a wrong secret with an OAuthError typed invalid_client (RFC 6749 section 5.2)', async function () {
-        const { data, error, response } = await client.POST('/oauth/token', {
-          body: { grant_type: 'client_credentials', client_id: acme.clientId, client_secret: 'not-the-secret' },
-          bodySerializer: formEncoded,
-          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        });
-
-        expect(data).to.equal(undefined);
-        expect(response.status).to.equal(401);
-        const oauthError: components['schemas']['OAuthError'] | components['schemas']['Error'] | undefined = error;
-        expect(oauthError).to.include({ error: 'invalid_client' });
-      });
-    });
-
-    describe('GET /catalog', function () {
-      it('returns the catalog typed as Catalog', async function () {
-        const { data, error } = await client.GET('/catalog', { headers: { Authorization: authorization } });
-
-        expect(error).to.equal(undefined);
-        expect(data?.clientId).to.equal('acme');
-        expect(data?.count).to.equal(3);
-        expect(data?.files[0]?.Symbol).to.equal('CURVE');
-        expect(data?.files[0]?.Description).to.equal('DI1 curve');
-        expect(data?.files[0]?.FileName).to.equal('rates/curve.csv');
-      });
-
-      it('answers a missing token with 401 and an Error body', async function () {
-        const { error, response } = await client.GET('/catalog');
-
-        expect(response.status).to.equal(401);
-        const body: ErrorBody | undefined = error;
-        expect(body?.error).to.equal('Unauthorized');
-        expect(response.headers.get('www-authenticate')).to.match(/^Bearer /);
-      });
-    });
-
-    describe('GET /list', function () {
-      it('applies params.query.limit and says the list is truncated', async function () {
-        const { data } = await client.GET('/list', { params: { query: { limit: 1 } }, headers: { Authorization: authorization } });
-
-        expect(data?.limit).to.equal(1);
-        expect(data?.truncated).to.equal(true);
-        expect(data?.files.map((file) => file.symbol)).to.deep.equal(['CURVE']);
-        expect(data?.files[0]?.size).to.equal(curveCsv.length);
-        expect(Date.parse(data?.files[0]?.uploaded ?? '')).to.not.be.NaN;
-      });
-
-      it('reports count as the number of entries in files, as the FileList schema documents', async function () {
-        const { data } = await client.GET('/list', { params: { query: { limit: 1 } }, headers: { Authorization: authorization } });
-
-        expect(data?.count, 'FileList.count: "The number of entries in `files`."').to.equal(data?.files.length);
-      });
-
-      it('answers an out-of-range limit with 400 and validation details', async function () {
-        const { error, response } = await client.GET('/list', { params: { query: { limit: 0 } }, headers: { Authorization: authorization } });
-
-        expect(response.status).to.equal(400);
-        expect(error?.error).to.equal('Bad request');
-        expect(error?.details).to.be.an('array').that.is.not.empty;
-      });
-    });
-
-    describe('GET /count', function () {
-      it('counts the files storage holds', async function () {
-        const { data } = await client.GET('/count', { headers: { Authorization: authorization } });
-
-        expect(data?.count).to.equal(2);
-      });
-    });
-
-    describe('GET /info/{symbol}', function () {
-      it('returns FileInfo with the ETag of the file', async function () {
-        const { data, response } = await client.GET('/info/{symbol}', {
-          params: { path: { symbol: 'CURVE' } },
-          headers: { Authorization: authorization },
-        });
-
-        expect(data?.symbol).to.equal('CURVE');
-        expect(data?.size).to.equal(curveCsv.length);
-        expect(data?.etag).to.equal(response.headers.get('etag'));
-        expect(data?.httpMetadata.contentType).to.equal('text/csv');
-        expect(data?.customMetadata).to.deep.equal({ source: 'b3' });
-      });
-
-      it('types a 403 for a symbol outside the subscription as the contract Error', async function () {
-        const { data, error, response } = await client.GET('/info/{symbol}', {
-          params: { path: { symbol: 'NOT_MINE' } },
-          headers: { Authorization: authorization },
-        });
-
-        expect(data).to.equal(undefined);
-        expect(response.status).to.equal(403);
-        const body: ErrorBody | undefined = error;
-        expect(body?.error).to.equal('Access denied');
-        expect(body?.message).to.be.a('string');
-      });
-
-      it('types a 404 for a subscribed file storage does not hold as the contract Error', async function () {
-        const { error, response } = await client.GET('/info/{symbol}', {
-          params: { path: { symbol: 'MISSING' } },
-          headers: { Authorization: authorization },
-        });
-
-        expect(response.status).to.equal(404);
-        const body: ErrorBody | undefined = error;
-        expect(body?.error).to.equal('Not found');
-      });
-    });
-
-    describe('GET /download/{symbol}', function () {
-      it('returns the requested range as an ArrayBuffer with 206 and Content-Range', async function () {
-        const { data, response } = await client.GET('/download/{symbol}', {
-          params: { path: { symbol: 'CURVE' }, header: { Range: 'bytes=0-3' } },
-          headers: { Authorization: authorization },
-          parseAs: 'arrayBuffer',
-        });
-
-        expect(response.status).to.equal(206);
-        expect(response.headers.get('content-range')).to.equal(`bytes 0-3/${curveCsv.length}`);
-        const bytes: ArrayBuffer | undefined = data;
-        expect(Buffer.from(bytes ?? new ArrayBuffer(0)).toString('utf8')).to.equal('date');
-      });
-
-      it('returns the whole file with 200 without a Range', async function () {
-        const { data, response } = await client.GET('/download/{symbol}', {
-          params: { path: { symbol: 'CURVE' } },
-          headers: { Authorization: authorization },
-          parseAs: 'arrayBuffer',
-        });
-
-        expect(response.status).to.equal(200);
-        expect(Buffer.from(data ?? new ArrayBuffer(0)).toString('utf8')).to.equal(curveCsv);
-      });
-
-      it('types a 403 for a symbol outside the subscription as the contract Error', async function () {
-        const { data, error, response } = await client.GET('/download/{symbol}', {
-          params: { path: { symbol: 'NOT_MINE' } },
-          headers: { Authorization: authorization },
-          parseAs: 'arrayBuffer',
-        });
-
-        expect(data).to.equal(undefined);
-        expect(response.status).to.equal(403);
-        const body: ErrorBody | undefined = error;
-        expect(body?.error).to.equal('Access denied');
-      });
-
-      it('types a 404 for a file storage does not hold as the contract Error', async function () {
-        const { error, response } = await client.GET('/download/{symbol}', {
-          params: { path: { symbol: 'MISSING' } },
-          headers: { Authorization: authorization },
-          parseAs: 'arrayBuffer',
-        });
-
-        expect(response.status).to.equal(404);
-        const body: ErrorBody | undefined = error;
-        expect(body?.error).to.equal('Not found');
-      });
-    });
-  });
+  describeConsumerScenarios(openapiFetchCalls);
 });

@@ -400,6 +400,23 @@ describe('direct links (DOWNLOAD_LINKS)', function () {
     });
   });
 
+  describe('with PUBLIC_BASE_URL set', function () {
+    it('a gateway-signed link starts with that origin, whatever Host the request named', async function () {
+      const store = new MemoryBlobStore();
+      store.put('indexes/acme.csv', INDEX);
+      store.put('data/file.bin', BYTES);
+      const gateway = await startGateway({ store, clients: [acme], env: { DOWNLOAD_LINKS: 'on', PUBLIC_BASE_URL: 'https://files.example.com' } });
+      try {
+        const link = jsonOf<DownloadLink>(await gateway.get('acme', '/link/FILE', { Host: 'attacker.example' }));
+        expect(link.url).to.match(/^https:\/\/files\.example\.com\/download\/signed\//);
+        const response = await gateway.request('GET', targetOf(link.url));
+        expect(response.body.equals(BYTES)).to.equal(true);
+      } finally {
+        await gateway.close();
+      }
+    });
+  });
+
   describe('SAS links on Azure (Azurite)', function () {
     let fixture: Awaited<ReturnType<typeof azuriteFixture>>;
     let gateway: TestGateway;

@@ -25,13 +25,20 @@ function parseLine(line: string): Record<string, unknown> | undefined {
   }
 }
 
+/** Which server to run: the TypeScript sources by default, or another entry such as a packaged build. */
+export interface GatewayProcessOptions {
+  /** Arguments to Node, e.g. `['/tmp/app/dist/src/app/main.js']`. */
+  readonly nodeArgs?: readonly string[];
+  readonly cwd?: string;
+}
+
 /**
  * Starts `src/app/main.ts` as `npm start` would, on a port the OS picks, with exactly `env` (and
  * PATH): the real process, for what only a process shows (memory, signals, exit codes, telemetry).
  */
-export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
-    cwd: packageRoot(),
+export async function startGatewayProcess(env: Record<string, string>, options: GatewayProcessOptions = {}): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? ['--import', 'tsx', 'src/app/main.ts'])], {
+    cwd: options.cwd ?? packageRoot(),
     env: { PATH: process.env['PATH'] ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

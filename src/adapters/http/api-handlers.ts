@@ -3,10 +3,12 @@ import type { Request, Response } from 'express';
 import type { FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
 import type { Registry } from 'prom-client';
+import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
 import { cacheableJson, sendCacheableJson, type CacheableJson } from './cacheable-json.js';
 import { handleDownload, handleLinkRequest, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from './grammar/request-path.js';
+import { authorizationServerMetadata, protectedResourceMetadata, publicOrigin } from './oauth-discovery.js';
 import type { SignedLinks } from './signed-links.js';
 import type { TokenResponse } from './token-endpoint.js';
 
@@ -30,6 +32,8 @@ export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   readonly readiness: { report(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }> };
   /** The Prometheus registry `GET /metrics` exposes. */
   readonly metricsRegistry: Registry;
+  /** The files of the `/docs` page by name; `undefined` for any other name. */
+  readonly apiReferenceAsset: (name: string) => Promise<ApiReferenceAsset | undefined>;
 }
 
 export type OperationHandler = (context: OperationContext) => Promise<void>;
@@ -206,7 +210,44 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     async getOpenApiDocument(context) {
       context.res.set('Cache-Control', 'public, max-age=300').type('application/yaml').status(200).send(deps.openApiDocument);
     },
+
+    async getApiReference(context) {
+      context.res
+        .set({ 'Cache-Control': 'no-cache', 'Content-Security-Policy': apiReferenceContentSecurityPolicy })
+        .type('text/html')
+        .status(200)
+        .send(apiReferencePage);
+    },
+
+    async getApiReferenceAsset(context) {
+      const name = context.params['asset'] ?? '';
+      const asset = await deps.apiReferenceAsset(name);
+      if (asset === undefined) throw new RequestRefused('route_not_found', `No route GET /docs/${name}`);
+      // setHeader: the asset's type carries its own charset, which res.type would rewrite.
+      context.res.setHeader('Content-Type', asset.contentType);
+      context.res.set('Cache-Control', 'public, max-age=3600').status(200).send(asset.body);
+    },
+
+    async getAuthorizationServerMetadata(context) {
+      sendMetadata(context, deps.publicBaseUrl, authorizationServerMetadata);
+    },
+
+    async getProtectedResourceMetadata(context) {
+      sendMetadata(context, deps.publicBaseUrl, protectedResourceMetadata);
+    },
   };
+}
+
+/**
+ * A discovery document for the configured base URL, which any cache may keep; or for the request's
+ * own scheme and host, which no cache may keep (another request's `Host` must never be served).
+ */
+function sendMetadata(context: OperationContext, publicBaseUrl: string | undefined, metadata: (baseUrl: string) => object): void {
+  const baseUrl = publicOrigin(publicBaseUrl, context.req);
+  context.res
+    .set('Cache-Control', publicBaseUrl === undefined ? 'no-store' : 'public, max-age=300')
+    .status(200)
+    .json(metadata(baseUrl));
 }
 
 function definedOnly(values: Record<string, string | undefined>): Record<string, string> {

@@ -6,6 +6,7 @@ import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/
 import type { Clock, Principal } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
 import { parseDownloadRequest } from './grammar/download-request.js';
+import { publicOrigin } from './oauth-discovery.js';
 import { startDownloadAttempt } from './observability.js';
 import type { DownloadLimiter } from './rate-limits.js';
 import { streamBody, TransferFailed } from './stream-body.js';
@@ -32,6 +33,11 @@ export interface DownloadHandlerDependencies {
   readonly idleTimeoutMs: number;
   /** Direct links, when DOWNLOAD_LINKS=on. */
   readonly links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined;
+  /**
+   * PUBLIC_BASE_URL: the origin of the discovery documents and of the links the gateway signs
+   * itself; derived from each request when `undefined`.
+   */
+  readonly publicBaseUrl: string | undefined;
 }
 
 /** One download to serve: whose, of what, decided how. */
@@ -55,10 +61,6 @@ const downloadCacheControl = 'private';
  */
 const downloadSafetyHeaders = { 'Content-Security-Policy': 'sandbox' };
 
-/** The absolute base URL of the gateway as the client reached it (`trust proxy` decides which headers count). */
-export function baseUrlOf(req: Request): string {
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
-}
 
 /**
  * Every download (`GET|HEAD /download/<symbol>`, `GET|HEAD /<path>`, a signed link): parses the
@@ -131,7 +133,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
   if (order.redirect && deps.links !== undefined && req.method === 'GET') {
     // RFC 9110 section 15.4.8: 307 keeps the method; the client asks storage (or the signed URL)
     // for the bytes, with its own Range and conditionals if it has them.
-    const link = await issueLink(deps.links, deps.clock, req, order.clientId, prepared);
+    const link = await issueLink(deps.links, deps, req, order.clientId, prepared);
     attempt.linked = true;
     // The location is a credential for the file: never cached.
     res.setHeader('Cache-Control', 'no-store');
@@ -205,7 +207,7 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
   attempt.path = prepared.entry.fileName;
   attempt.fileSize = prepared.properties.size;
   attempt.etag = prepared.properties.etag;
-  const link = await issueLink(links, deps.clock, req, principal.clientId, prepared);
+  const link = await issueLink(links, deps, req, principal.clientId, prepared);
   attempt.linked = true;
   res.set('Cache-Control', 'no-store').status(200).json({
     url: link.url,
@@ -217,13 +219,13 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
 
 async function issueLink(
   links: NonNullable<DownloadHandlerDependencies['links']>,
-  clock: Clock,
+  deps: Pick<DownloadHandlerDependencies, 'clock' | 'publicBaseUrl'>,
   req: Request,
   clientId: string,
   prepared: PreparedDownload,
 ): Promise<{ readonly url: string; readonly expiresAt: Date }> {
   // Whole seconds: what a SAS or a JWT can say.
-  const expiresAt = new Date(Math.floor((clock.now().getTime() + links.ttlMs) / 1000) * 1000);
+  const expiresAt = new Date(Math.floor((deps.clock.now().getTime() + links.ttlMs) / 1000) * 1000);
   const url = await links.issue(
     {
       clientId,
@@ -233,7 +235,7 @@ async function issueLink(
       expiresAt,
       contentDisposition: dispositionOf(prepared),
     },
-    baseUrlOf(req),
+    publicOrigin(deps.publicBaseUrl, req),
   );
   return { url, expiresAt };
 }

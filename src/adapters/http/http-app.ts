@@ -11,6 +11,7 @@ import type { AuditTrail } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
 import type { DirectLinkIssuer } from './download-handler.js';
+import { createApiReferenceAssets } from './api-reference.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from './grammar/authorization.js';
 import { markTokenRequest, observeResponses, requestIdOf } from './observability.js';
@@ -52,6 +53,8 @@ export interface HttpAppDependencies {
   readonly signedLinks: SignedLinks | undefined;
   /** Express's `trust proxy` setting, so throttling sees subscribers' addresses behind App Service. */
   readonly trustProxy: boolean | number | string;
+  /** The issuer of the discovery documents (`PUBLIC_BASE_URL`); derived from each request when `undefined`. */
+  readonly publicBaseUrl: string | undefined;
 }
 
 /**
@@ -120,6 +123,8 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     readiness: deps.readiness,
     metricsRegistry: deps.metrics.registry,
     openApiDocument: deps.openApiDocument,
+    apiReferenceAsset: createApiReferenceAssets(),
+    publicBaseUrl: deps.publicBaseUrl,
     issueToken: createTokenIssuer(deps.auth, new TokenFailureThrottle(deps.tokenFailureLimits)),
     links: deps.links,
     signedLinks: deps.signedLinks,

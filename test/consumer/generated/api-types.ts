@@ -89,7 +89,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** How many of the caller's files storage holds */
+        /**
+         * How many of the caller's files storage holds
+         * @description The number of entries of the caller's index whose file exists in storage: the total that
+         *     `/list` reports as `truncated` when `limit` cuts it short.
+         */
         get: operations["countFiles"];
         put?: never;
         post?: never;
@@ -112,7 +116,12 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Storage properties of one subscribed file */
+        /**
+         * Storage properties of one subscribed file
+         * @description The size, upload time, entity tag and HTTP and custom metadata that storage keeps for the
+         *     file of `symbol`, with the same `ETag` and `Last-Modified` a download would send. `403`
+         *     when the symbol is not in the caller's index; `404` when storage does not hold the file.
+         */
         get: operations["getFileInfo"];
         put?: never;
         post?: never;
@@ -233,7 +242,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness probe */
+        /**
+         * Liveness probe
+         * @description `200` while the process runs; it asks storage nothing (readiness is `/ready`). No token
+         *     needed.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -297,8 +310,109 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI document */
+        /**
+         * This OpenAPI document
+         * @description The contract itself, as YAML, to generate clients from (e.g.
+         *     `npx openapi-typescript <base URL>/openapi.yaml -o api.ts`). No token needed.
+         */
         get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Interactive API reference
+         * @description This document rendered by Swagger UI, served by the gateway itself (no CDN: it works
+         *     offline, and its scripts may call this origin only). Its **Authorize** button gets a
+         *     token with the client credentials (`oauth2` scheme) or takes a pasted one
+         *     (`bearerAuth`); trying `POST /oauth/token` on the page also authorizes the other
+         *     operations with the token it returns. No token needed to read it.
+         */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file of the reference page (`swagger-ui-bundle.js`, `swagger-ui.css`, ...).
+                 * @example swagger-ui.css
+                 */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A script, style sheet or image of the reference page
+         * @description The files `/docs` loads: Swagger UI's own (from the `swagger-ui-dist` package the gateway
+         *     ships) and the page's start-up script. Any other name is `404`.
+         */
+        get: operations["getApiReferenceAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth 2.0 authorization server metadata (RFC 8414)
+         * @description Where and how to get a token: `issuer` (the gateway's base URL: `PUBLIC_BASE_URL`, or the
+         *     scheme and host of the request as `TRUST_PROXY` sees them), `token_endpoint`, the one grant
+         *     (`client_credentials`) and the client authentication methods (`client_secret_basic`,
+         *     `client_secret_post`). No token needed.
+         */
+        get: operations["getAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth 2.0 protected resource metadata (RFC 9728)
+         * @description This API as a protected resource: its identifier (the gateway's base URL), the
+         *     authorization server that issues its tokens (the same gateway, see
+         *     `/.well-known/oauth-authorization-server`) and how tokens are presented (the
+         *     `Authorization` header). No token needed.
+         */
+        get: operations["getProtectedResourceMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -323,7 +437,7 @@ export interface paths {
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
                  *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-                 *       `openapi.yaml`) cannot be reached here;
+                 *       `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -576,6 +690,40 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok";
+        };
+        /** @description RFC 8414 section 2 authorization server metadata, as far as this gateway has any. */
+        AuthorizationServerMetadata: {
+            /**
+             * @description The gateway's base URL (no path, query or fragment).
+             * @example https://files.example.net
+             */
+            issuer: string;
+            /** @example https://files.example.net/oauth/token */
+            token_endpoint: string;
+            grant_types_supported: "client_credentials"[];
+            token_endpoint_auth_methods_supported: ("client_secret_basic" | "client_secret_post")[];
+            /** @description Empty: there is no authorization endpoint (only the client credentials grant). */
+            response_types_supported: string[];
+            /**
+             * @description The interactive API reference (`/docs`).
+             * @example https://files.example.net/docs
+             */
+            service_documentation?: string;
+        };
+        /** @description RFC 9728 section 2 protected resource metadata. */
+        ProtectedResourceMetadata: {
+            /**
+             * @description The resource identifier, the gateway's base URL.
+             * @example https://files.example.net
+             */
+            resource: string;
+            /** @description Issuers whose tokens this API accepts (this gateway itself). */
+            authorization_servers: string[];
+            bearer_methods_supported: "header"[];
+            /** @example Data File Gateway */
+            resource_name?: string;
+            /** @example https://files.example.net/docs */
+            resource_documentation?: string;
         };
     };
     responses: {
@@ -876,6 +1024,22 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description No such route (`route_not_found`). */
+        RouteNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Not found",
+                 *       "message": "No route GET /docs/nope.js",
+                 *       "code": "route_not_found"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
          * @description The whole file. The body is the raw bytes; the actual `Content-Type` is the blob's own
          *     media type (e.g. `text/csv`), not necessarily `application/octet-stream`.
@@ -1082,7 +1246,7 @@ export interface components {
          *       rejected with `400`, so nothing is ever decoded twice.
          *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
          *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-         *       `openapi.yaml`) cannot be reached here;
+         *       `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
          *       use `/download/{symbol}` for them.
          *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
          *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -1198,6 +1362,23 @@ export interface components {
          * @example no-store
          */
         CacheControlNoStore: string;
+        /**
+         * @description The same for every caller; any cache may keep it for a while.
+         * @example public, max-age=3600
+         */
+        CacheControlPublic: string;
+        /**
+         * @description `public, max-age=300` when the base URL is configured (`PUBLIC_BASE_URL`); `no-store` when
+         *     it is derived from the request, so no shared cache keeps an answer built from one
+         *     request's `Host`.
+         * @example public, max-age=300
+         */
+        CacheControlMetadata: string;
+        /**
+         * @description The page may load scripts, styles and images from this origin only, and call this origin only.
+         * @example default-src 'none'; script-src 'self'; connect-src 'self'
+         */
+        ContentSecurityPolicyDocs: string;
         /**
          * @description HTTP/1.0 equivalent of `Cache-Control: no-cache`.
          * @example no-cache
@@ -1841,6 +2022,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     getReadiness: {
@@ -1862,6 +2044,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ready"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description Not ready; `reasons` says what is missing. */
             503: {
                 headers: {
@@ -1923,6 +2106,105 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reference page (HTML). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Content-Security-Policy": components["headers"]["ContentSecurityPolicyDocs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    getApiReferenceAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file of the reference page (`swagger-ui-bundle.js`, `swagger-ui.css`, ...).
+                 * @example swagger-ui.css
+                 */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPublic"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                    "image/png": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["RouteNotFound"];
+        };
+    };
+    getAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata (RFC 8414 section 3.2). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlMetadata"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata (RFC 9728 section 3.2). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlMetadata"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
         };
     };
     downloadByPath: {
@@ -1999,7 +2281,7 @@ export interface operations {
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
                  *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-                 *       `openapi.yaml`) cannot be reached here;
+                 *       `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -2105,7 +2387,7 @@ export interface operations {
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
                  *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-                 *       `openapi.yaml`) cannot be reached here;
+                 *       `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
