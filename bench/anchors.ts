@@ -100,6 +100,8 @@ export interface Nginx extends RunningServer {
   readonly proxyPort: number;
   /** Port of the static server (`sendfile`) of the local folder. */
   readonly staticPort: number;
+  /** The one worker process, which does all the work (its CPU time is the anchor's). */
+  readonly workerPid: number;
 }
 
 /** nginx, when installed: a reverse proxy to Azurite and a `sendfile` static server of `root`. */
@@ -159,9 +161,14 @@ http {
     if (child.exitCode !== null) throw new Error(`nginx exited: ${errors}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  const masterPid = child.pid ?? 0;
+  // worker_processes 1: the master's one child.
+  const workerPid = Number((await readFile(`/proc/${masterPid}/task/${masterPid}/children`, 'utf8')).trim().split(' ')[0]);
+  if (!Number.isInteger(workerPid) || workerPid <= 0) throw new Error('nginx started no worker process');
   return {
     port: proxyPort,
-    pid: child.pid ?? 0,
+    pid: masterPid,
+    workerPid,
     proxyPort,
     staticPort,
     stop: async () => {
