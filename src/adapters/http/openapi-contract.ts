@@ -15,6 +15,12 @@ export async function loadOpenApi(definitionPath: string): Promise<OpenApi> {
     customizeAjv: (ajv) => ajv.addFormat('date-time', isRfc3339DateTime),
   });
   await api.init();
+  // openapi-backend rebuilds its list of operations from the definition (lodash chains, object
+  // spreads) up to three times per request while routing and validating; the definition never
+  // changes once loaded, so the list is built once (measured with --cpu-prof: about 5% of the CPU
+  // of a small answer).
+  const operations = api.router.getOperations();
+  api.router.getOperations = () => operations;
   return api;
 }
 
