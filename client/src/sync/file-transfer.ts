@@ -124,13 +124,15 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
       reportWritten();
     }
 
+    // What the listing said counts only for the version it described.
+    const listed = request.expected !== undefined && request.expected.etag === result.etag ? request.expected : undefined;
     const onDisk = (await stat(partPath)).size;
-    if (onDisk !== result.size) {
-      lastError = await discardPart(partPath, statePath, 'integrity_failed', `received ${onDisk} bytes, the gateway announced ${result.size}`);
+    if (onDisk !== result.size || (listed !== undefined && onDisk !== listed.size)) {
+      lastError = await discardPart(partPath, statePath, 'integrity_failed', `received ${onDisk} bytes, the gateway announced ${listed?.size ?? result.size}`);
       continue;
     }
     const md5 = hash.digest('base64');
-    const expectedMd5 = request.expected !== undefined && request.expected.etag === result.etag ? request.expected.md5 : undefined;
+    const expectedMd5 = listed?.md5;
     if (expectedMd5 !== undefined && md5 !== expectedMd5) {
       lastError = await discardPart(partPath, statePath, 'integrity_failed', `MD5 ${md5} differs from the listing's ${expectedMd5}`);
       continue;
