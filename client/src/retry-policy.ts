@@ -46,7 +46,8 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
   if (value === null || value === undefined) return undefined;
   const text = value.trim();
   if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
-  if (text.length > 64) return undefined;
+  // IMF-fixdate, the one HTTP-date form senders generate (RFC 9110 section 5.6.7); Date.parse alone reads "-3" as a year.
+  if (!/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) return undefined;
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
