@@ -36,18 +36,18 @@ export interface CallOptions {
 
 export interface ListOptions extends CallOptions {
   /** 1-10000, the gateway's default 1000. */
-  readonly limit?: number;
+  readonly limit?: number | undefined;
   /** Only files uploaded at or after this moment. */
-  readonly modifiedSince?: Date | string;
+  readonly modifiedSince?: Date | string | undefined;
 }
 
 export interface DownloadOptions extends CallOptions {
   /** Bytes from `start` to `end` inclusive (to the end of the file when `end` is absent). */
-  readonly range?: { readonly start: number; readonly end?: number };
+  readonly range?: { readonly start: number; readonly end?: number } | undefined;
   /** Only send the range if the file is still this version (a strong ETag); the whole file otherwise. */
-  readonly ifRange?: string;
+  readonly ifRange?: string | undefined;
   /** 304 (no body) when the file is still one of these versions. */
-  readonly ifNoneMatch?: string;
+  readonly ifNoneMatch?: string | undefined;
 }
 
 /** `Content-Range: bytes <start>-<end>/<size>` of a 206. */

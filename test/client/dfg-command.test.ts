@@ -207,8 +207,11 @@ describe('the dfg command', function () {
       await expectMirrored(files.filter((file) => file !== blocked));
     });
 
-    it('when a file left the catalog, deletes it only with --delete and within --max-delete', async function () {
-      expect((await runDfg(['sync', dir, '--quiet'], env)).code).to.equal(0);
+    it('when not on a terminal, reports JSON lines; when a file left the catalog, deletes it only with --delete and within --max-delete', async function () {
+      const first = await runDfg(['sync', dir], env);
+      expect(first.code).to.equal(0);
+      // stdout is a pipe here, so without --progress the progress is JSON lines.
+      expect(first.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type).at(-1)).to.equal('done');
       const leaving = files[4] as PublishedFile;
       await mirror.setIndex(files.filter((file) => file !== leaving));
       const leavingPath = join(dir, ...leaving.path.split('/'));

@@ -126,6 +126,18 @@ describe('sync (library) against the gateway on Azurite', function () {
       await expectMirrored(dir, expected);
     });
 
+    it('when --modified-since is after every upload, lists nothing and downloads nothing; before them, everything', async function () {
+      const client = clientFor(mirror, proxy);
+
+      const later = await client.sync({ dir, modifiedSince: new Date(Date.now() + 3_600_000) });
+      const earlier = await client.sync({ dir, modifiedSince: '2000-01-01T00:00:00Z' });
+
+      expect(later.files).to.deep.equal([]);
+      expect(earlier.downloaded).to.equal(files.length);
+      const asked = proxy.exchanges.filter((exchange) => exchange.path.startsWith('/list?')).slice(-2).map((exchange) => new URL(exchange.path, 'http://x').searchParams.get('modifiedSince'));
+      expect(asked[1]).to.equal('2000-01-01T00:00:00Z');
+    });
+
     it('when --dry-run, reports what it would download and writes nothing', async function () {
       const report = await clientFor(mirror, proxy).sync({ dir, dryRun: true });
 
@@ -227,7 +239,7 @@ describe('sync (library) against the gateway on Azurite', function () {
         const retries: SyncEvent[] = [];
         const report = await clientFor(mirror, proxy).sync({ dir, onEvent: (event) => event.type === 'file-retry' && retries.push(event) });
 
-        expect(report.failed).to.equal(0);
+        expect(report.failed, JSON.stringify(report.files)).to.equal(0);
         const ranges = proxy.downloads().map((exchange) => exchange.requestHeaders['range']);
         expect(ranges[0]).to.equal(undefined);
         expect(ranges[1]).to.match(/^bytes=\d+-$/);

@@ -1,9 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { GatewayClientError, isClientError } from '../errors.js';
 import type { DownloadResult, GatewayClient } from '../gateway-client.js';
 import { commitFile } from './durable-file.js';
@@ -94,34 +92,37 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
 
     const hash = createHash('md5');
     if (append) await hashFile(partPath, hash);
+    // Each chunk is written before the next is read, so whatever arrived before a cut, a stall or
+    // Ctrl-C is in the part for the next attempt; nothing received is dropped from a write queue.
     let received = append ? offset : 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        hash.update(chunk);
-        bytesTransferred += chunk.length;
-        received += chunk.length;
-        callback(null, chunk);
-      },
-    });
-    const file = createWriteStream(partPath, { flags: append ? 'a' : 'w' });
-    // Progress counts bytes the file has written, so that a progress line means they would survive a stop.
-    const start = append ? offset : 0;
     let reported = -1;
-    const reportWritten = (): void => {
-      if (start + file.bytesWritten === reported) return;
-      reported = start + file.bytesWritten;
-      request.onProgress?.(reported, result.size);
+    const report = (): void => {
+      if (received === reported) return;
+      reported = received;
+      request.onProgress?.(received, result.size);
     };
-    const progressTimer = setInterval(reportWritten, 200);
+    const progressTimer = setInterval(report, 200);
+    const file = await open(partPath, append ? 'a' : 'w');
+    let broken: unknown;
     try {
-      await pipeline(result.body, counter, file);
+      for await (const chunk of result.body) {
+        const bytes = chunk as Buffer;
+        await file.write(bytes);
+        hash.update(bytes);
+        bytesTransferred += bytes.length;
+        received += bytes.length;
+      }
     } catch (error) {
-      if (request.signal.aborted) throw new GatewayClientError('aborted', `download ${request.symbol}: aborted`, { cause: error });
-      lastError = isClientError(error) ? error : new GatewayClientError('network_error', `download ${request.symbol}: the transfer broke after ${received} bytes`, { cause: error });
-      continue;
+      broken = error;
     } finally {
       clearInterval(progressTimer);
-      reportWritten();
+      await file.close();
+      report();
+    }
+    if (broken !== undefined) {
+      if (request.signal.aborted) throw new GatewayClientError('aborted', `download ${request.symbol}: aborted`, { cause: broken });
+      lastError = isClientError(broken) ? broken : new GatewayClientError('network_error', `download ${request.symbol}: the transfer broke after ${received} bytes`, { cause: broken });
+      continue;
     }
 
     // What the listing said counts only for the version it described.
