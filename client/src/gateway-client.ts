@@ -68,7 +68,10 @@ export interface DownloadResult {
   readonly contentLength: number | undefined;
   readonly contentRange: ContentRange | undefined;
   readonly headers: Headers;
-  /** The bytes; cut with an `idle_timeout` error if none arrive for `idleTimeoutMs`. */
+  /**
+   * The bytes; cut with an `idle_timeout` error if none arrive for `idleTimeoutMs`. Read it with
+   * `pipeline()` or `for await`, which report a broken transfer (an error is never thrown at the process).
+   */
   readonly body: Readable;
 }
 
@@ -258,11 +261,15 @@ function withIdleTimeout(body: Readable, idleTimeoutMs: number): Readable {
     timer = setTimeout(() => watched.destroy(new GatewayClientError('idle_timeout', `no byte received for ${idleTimeoutMs} ms`)), idleTimeoutMs);
   };
   arm();
+  // The connection can break before the caller starts reading (it may open a file first): the
+  // error must then wait in the stream's errored state for pipeline() or for-await to report,
+  // not crash the process as an 'error' event nobody listens to yet.
+  watched.on('error', () => undefined);
   watched.once('close', () => {
     clearTimeout(timer);
     body.destroy();
   });
-  body.once('error', (error) => watched.destroy(error));
+  body.on('error', (error) => watched.destroy(error));
   body.pipe(watched);
   return watched;
 }

@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream, ftruncateSync, writeFileSync } from 'node:fs';
+import { mkdir, open, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { GatewayClientError, isClientError } from '../errors.js';
 import type { DownloadResult, GatewayClient } from '../gateway-client.js';
@@ -60,40 +60,79 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
   let bytesTransferred = 0;
   let resumedFrom: number | undefined;
   let lastError: GatewayClientError | undefined;
+  // The MD5 of the part so far; `receive` starts it over when the answer is a whole file.
+  let hash = createHash('md5');
 
   for (let attempt = 1; attempt <= request.maxAttempts; attempt += 1) {
     if (lastError !== undefined) request.onRetry?.(lastError, attempt);
     const part = await readPart(partPath, statePath);
     const offset = part?.offset ?? 0;
     resumedFrom ??= offset;
-    const result = await client.download(request.symbol, {
-      signal: request.signal,
-      ...(part !== undefined
-        ? { range: { start: part.offset }, ifRange: part.etag }
-        : request.localEtag !== undefined && { ifNoneMatch: request.localEtag }),
-    });
+    // Everything asynchronous is done before the request: between the answer's headers and the
+    // first read there must be no wait, or a connection that breaks in that gap takes the bytes
+    // already buffered with it (the stream discards them when it errors).
+    hash = createHash('md5');
+    if (part !== undefined) await hashFile(partPath, hash);
+    const file = await open(partPath, 'a');
+    let outcome: TransferResult | GatewayClientError;
+    try {
+      const result = await client.download(request.symbol, {
+        signal: request.signal,
+        ...(part !== undefined
+          ? { range: { start: part.offset }, ifRange: part.etag }
+          : request.localEtag !== undefined && { ifNoneMatch: request.localEtag }),
+      });
+      outcome = await receive(result, part, file);
+    } catch (error) {
+      // Refused, unreachable or stopped: an empty part has nothing worth keeping for a resume.
+      const empty = (await file.stat()).size === 0;
+      await file.close();
+      if (empty) await removePart(partPath, statePath);
+      throw error;
+    }
+    await file.close();
+    if (outcome instanceof GatewayClientError) {
+      lastError = outcome;
+      if (outcome.code === 'protocol_error' || outcome.code === 'integrity_failed') await removePart(partPath, statePath);
+      continue;
+    }
+    if (outcome.outcome === 'downloaded') {
+      await commitFile(partPath, request.destination);
+      await rm(statePath, { force: true });
+    } else {
+      await removePart(partPath, statePath);
+    }
+    return outcome;
+  }
+  throw lastError ?? new GatewayClientError('protocol_error', `download ${request.symbol}: no attempt made`);
 
+  /** Reads one answer into the part; a `GatewayClientError` to retry with (after which a protocol or integrity failure discards the part). */
+  async function receive(result: DownloadResult, part: { readonly offset: number; readonly etag: string } | undefined, file: FileHandle): Promise<TransferResult | GatewayClientError> {
+    const offset = part?.offset ?? 0;
     if (result.status === 304) {
       if (part === undefined && request.localEtag !== undefined) return { outcome: 'not_modified', etag: result.etag ?? request.localEtag };
-      lastError = await discard(result, partPath, statePath, 'protocol_error', '304 to a request that was not conditional');
-      continue;
+      result.body.destroy();
+      return new GatewayClientError('protocol_error', '304 to a request that was not conditional');
     }
     if (result.status === 206 && (part === undefined || result.contentRange?.start !== part.offset || (result.etag !== undefined && result.etag !== part.etag))) {
-      lastError = await discard(result, partPath, statePath, 'protocol_error', `206 with Content-Range ${result.headers.get('content-range')} for a part of ${offset} bytes`);
-      continue;
+      result.body.destroy();
+      return new GatewayClientError('protocol_error', `206 with Content-Range ${result.headers.get('content-range')} for a part of ${offset} bytes`);
+    }
+    if (result.etag === undefined || result.size === undefined) {
+      result.body.destroy();
+      return new GatewayClientError('protocol_error', 'a download without ETag or size');
     }
     const append = result.status === 206;
-    if (result.etag === undefined || result.size === undefined) {
-      lastError = await discard(result, partPath, statePath, 'protocol_error', 'a download without ETag or size');
-      continue;
+    if (!append) {
+      // A 200: the whole (possibly new) version. Synchronous on purpose (see above): start over.
+      ftruncateSync(file.fd, 0);
+      writeFileSync(statePath, JSON.stringify({ etag: result.etag, size: result.size } satisfies PartState));
+      hash = createHash('md5');
     }
     request.onStart?.({ offset: append ? offset : 0, size: result.size, status: result.status });
-    if (!append) await writeFile(statePath, JSON.stringify({ etag: result.etag, size: result.size } satisfies PartState));
 
-    const hash = createHash('md5');
-    if (append) await hashFile(partPath, hash);
     // Each chunk is written before the next is read, so whatever arrived before a cut, a stall or
-    // Ctrl-C is in the part for the next attempt; nothing received is dropped from a write queue.
+    // Ctrl-C is in the part for the next attempt.
     let received = append ? offset : 0;
     let reported = -1;
     const report = (): void => {
@@ -102,8 +141,6 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
       request.onProgress?.(received, result.size);
     };
     const progressTimer = setInterval(report, 200);
-    const file = await open(partPath, append ? 'a' : 'w');
-    let broken: unknown;
     try {
       for await (const chunk of result.body) {
         const bytes = chunk as Buffer;
@@ -113,36 +150,26 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
         received += bytes.length;
       }
     } catch (error) {
-      broken = error;
+      if (request.signal.aborted) throw new GatewayClientError('aborted', `download ${request.symbol}: aborted`, { cause: error });
+      // The part is kept: the next attempt resumes from what arrived.
+      return isClientError(error) ? error : new GatewayClientError('network_error', `download ${request.symbol}: the transfer broke after ${received} bytes`, { cause: error });
     } finally {
       clearInterval(progressTimer);
-      await file.close();
       report();
-    }
-    if (broken !== undefined) {
-      if (request.signal.aborted) throw new GatewayClientError('aborted', `download ${request.symbol}: aborted`, { cause: broken });
-      lastError = isClientError(broken) ? broken : new GatewayClientError('network_error', `download ${request.symbol}: the transfer broke after ${received} bytes`, { cause: broken });
-      continue;
     }
 
     // What the listing said counts only for the version it described.
     const listed = request.expected !== undefined && request.expected.etag === result.etag ? request.expected : undefined;
-    const onDisk = (await stat(partPath)).size;
+    const onDisk = (await file.stat()).size;
     if (onDisk !== result.size || (listed !== undefined && onDisk !== listed.size)) {
-      lastError = await discardPart(partPath, statePath, 'integrity_failed', `received ${onDisk} bytes, the gateway announced ${listed?.size ?? result.size}`);
-      continue;
+      return new GatewayClientError('integrity_failed', `received ${onDisk} bytes, the gateway announced ${listed?.size ?? result.size}`);
     }
     const md5 = hash.digest('base64');
-    const expectedMd5 = listed?.md5;
-    if (expectedMd5 !== undefined && md5 !== expectedMd5) {
-      lastError = await discardPart(partPath, statePath, 'integrity_failed', `MD5 ${md5} differs from the listing's ${expectedMd5}`);
-      continue;
+    if (listed?.md5 !== undefined && md5 !== listed.md5) {
+      return new GatewayClientError('integrity_failed', `MD5 ${md5} differs from the listing's ${listed.md5}`);
     }
-    await commitFile(partPath, request.destination);
-    await rm(statePath, { force: true });
     return { outcome: 'downloaded', etag: result.etag, size: onDisk, md5, lastModified: result.lastModified, bytesTransferred, resumedFrom: resumedFrom ?? 0 };
   }
-  throw lastError ?? new GatewayClientError('protocol_error', `download ${request.symbol}: no attempt made`);
 }
 
 /** The part to resume, or undefined (and nothing left behind) when there is none worth resuming. */
@@ -167,12 +194,6 @@ async function hashFile(path: string, hash: Hash): Promise<void> {
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
 }
 
-async function discard(result: DownloadResult, partPath: string, statePath: string, code: 'protocol_error', message: string): Promise<GatewayClientError> {
-  result.body.destroy();
-  return discardPart(partPath, statePath, code, message);
-}
-
-async function discardPart(partPath: string, statePath: string, code: 'protocol_error' | 'integrity_failed', message: string): Promise<GatewayClientError> {
+async function removePart(partPath: string, statePath: string): Promise<void> {
   await Promise.all([rm(partPath, { force: true }), rm(statePath, { force: true })]);
-  return new GatewayClientError(code, message);
 }
