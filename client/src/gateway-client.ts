@@ -1,0 +1,275 @@
+import { Readable, Transform } from 'node:stream';
+import createOpenApiClient, { type Client } from 'openapi-fetch';
+import { GatewayClientError } from './errors.js';
+import type { components, paths } from './generated/api-types.js';
+import { createResilientFetch, type FetchFunction, type RetryEvent } from './resilient-fetch.js';
+import { defaultRetryOptions, type RetryOptions } from './retry-policy.js';
+import { syncCatalog, type SyncOptions, type SyncReport } from './sync/sync-catalog.js';
+import { TokenCache } from './token-cache.js';
+
+export type Catalog = components['schemas']['Catalog'];
+export type FileList = components['schemas']['FileList'];
+export type ListedFile = components['schemas']['ListedFile'];
+export type FileCount = components['schemas']['FileCount'];
+export type FileInfo = components['schemas']['FileInfo'];
+
+export interface ClientOptions {
+  /** The gateway, e.g. `https://files.example.com` (no trailing path needed). */
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Retry, deadline and idle-timeout settings; each defaults to `defaultRetryOptions`. */
+  readonly retry?: Partial<RetryOptions>;
+  /** Refresh the token this long before it expires (default 60 s, at most half its lifetime). */
+  readonly refreshMarginSeconds?: number;
+  /** Told before every retry wait: how 429/503/5xx/resets are being handled. */
+  readonly onRetry?: (event: RetryEvent) => void;
+  /** The transport (Node's global `fetch` by default); tests and proxies inject their own. */
+  readonly fetch?: FetchFunction;
+  /** The clock the token cache reads (milliseconds since the epoch). */
+  readonly now?: () => number;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+export interface ListOptions extends CallOptions {
+  /** 1-10000, the gateway's default 1000. */
+  readonly limit?: number | undefined;
+  /** Only files uploaded at or after this moment. */
+  readonly modifiedSince?: Date | string | undefined;
+}
+
+export interface DownloadOptions extends CallOptions {
+  /** Bytes from `start` to `end` inclusive (to the end of the file when `end` is absent). */
+  readonly range?: { readonly start: number; readonly end?: number } | undefined;
+  /** Only send the range if the file is still this version (a strong ETag); the whole file otherwise. */
+  readonly ifRange?: string | undefined;
+  /** 304 (no body) when the file is still one of these versions. */
+  readonly ifNoneMatch?: string | undefined;
+}
+
+/** `Content-Range: bytes <start>-<end>/<size>` of a 206. */
+export interface ContentRange {
+  readonly start: number;
+  readonly end: number;
+  readonly size: number;
+}
+
+export interface DownloadResult {
+  /** 200 the whole file, 206 the range asked for, 304 not modified (empty body). */
+  readonly status: 200 | 206 | 304;
+  readonly etag: string | undefined;
+  readonly lastModified: string | undefined;
+  /** The whole file's size (from `Content-Length` of a 200, or `Content-Range` of a 206). */
+  readonly size: number | undefined;
+  /** Bytes in this body. */
+  readonly contentLength: number | undefined;
+  readonly contentRange: ContentRange | undefined;
+  readonly headers: Headers;
+  /**
+   * The bytes; cut with an `idle_timeout` error if none arrive for `idleTimeoutMs`. Read it with
+   * `pipeline()` or `for await`, which report a broken transfer (an error is never thrown at the process).
+   */
+  readonly body: Readable;
+}
+
+export interface GatewayClient {
+  catalog(options?: CallOptions): Promise<Catalog>;
+  list(options?: ListOptions): Promise<FileList>;
+  count(options?: CallOptions): Promise<FileCount>;
+  info(symbol: string, options?: CallOptions): Promise<FileInfo>;
+  download(symbol: string, options?: DownloadOptions): Promise<DownloadResult>;
+  /** Mirrors the caller's catalog into `options.dir` (see `SyncOptions`). */
+  sync(options: SyncOptions): Promise<SyncReport>;
+  /** Also tell `listener` before every retry wait (a sync uses it to slow down on 429); returns the unsubscribe. */
+  onRetry(listener: (event: RetryEvent) => void): () => void;
+  /** The underlying openapi-fetch client, with tokens, retries and deadlines, for routes not wrapped here. */
+  readonly api: Client<paths>;
+  readonly retry: RetryOptions;
+}
+
+/**
+ * A client of the gateway: one cached token (refreshed before expiry, and once more on a 401), every
+ * call retried by `RetryOptions`, every answer typed by the types generated from `openapi.yaml`.
+ */
+export function createClient(options: ClientOptions): GatewayClient {
+  const retry: RetryOptions = { ...defaultRetryOptions, ...options.retry };
+  const now = options.now ?? Date.now;
+  const transport = options.fetch ?? ((request: Request) => fetch(request));
+  const retryListeners = new Set<(event: RetryEvent) => void>();
+  if (options.onRetry !== undefined) retryListeners.add(options.onRetry);
+  const resilient = createResilientFetch({
+    fetch: transport,
+    retry,
+    now,
+    onRetry: (event) => {
+      for (const listener of retryListeners) listener(event);
+    },
+  });
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+
+  const tokenApi = createOpenApiClient<paths>({ baseUrl, fetch: resilient });
+  const tokens = new TokenCache({
+    now,
+    refreshMarginSeconds: options.refreshMarginSeconds ?? 60,
+    issue: async () => {
+      // RFC 6749 section 2.3.1: HTTP Basic over the form-encoded id and secret (the method openapi.yaml prefers).
+      const basic = Buffer.from(`${formEncode(options.clientId)}:${formEncode(options.clientSecret)}`).toString('base64');
+      const { data, error, response } = await tokenApi.POST('/oauth/token', {
+        body: { grant_type: 'client_credentials' },
+        bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${basic}` },
+      });
+      if (data === undefined) {
+        const refused = response.status === 400 || response.status === 401;
+        throw errorOf(response, error, refused ? 'auth_failed' : 'http_error', 'token request');
+      }
+      return { accessToken: data.access_token, expiresInSeconds: data.expires_in };
+    },
+  });
+
+  const authorized: FetchFunction = async (request) => {
+    const send = async (token: string): Promise<Response> => {
+      const headers = new Headers(request.headers);
+      headers.set('Authorization', `Bearer ${token}`);
+      return resilient(new Request(request.clone(), { headers }));
+    };
+    const token = await tokens.token();
+    const response = await send(token);
+    if (response.status !== 401) return response;
+    // Expired early, revoked or rotated: one fresh token, one more try (RFC 6750 section 3.1).
+    await response.body?.cancel().catch(() => undefined);
+    tokens.invalidate(token);
+    return send(await tokens.token());
+  };
+  const api = createOpenApiClient<paths>({ baseUrl, fetch: authorized });
+
+  const client: GatewayClient = {
+    api,
+    retry,
+    onRetry(listener) {
+      const own = (event: RetryEvent): void => listener(event);
+      retryListeners.add(own);
+      return () => retryListeners.delete(own);
+    },
+    async catalog(call = {}) {
+      const { data, error, response } = await api.GET('/catalog', withSignal(call));
+      if (data === undefined) throw errorOf(response, error, 'http_error', 'catalog');
+      return data;
+    },
+    async list(call = {}) {
+      const modifiedSince = call.modifiedSince instanceof Date ? call.modifiedSince.toISOString() : call.modifiedSince;
+      const query = { ...(call.limit !== undefined && { limit: call.limit }), ...(modifiedSince !== undefined && { modifiedSince }) };
+      const { data, error, response } = await api.GET('/list', { ...withSignal(call), params: { query } });
+      if (data === undefined) throw errorOf(response, error, 'http_error', 'list');
+      return data;
+    },
+    async count(call = {}) {
+      const { data, error, response } = await api.GET('/count', withSignal(call));
+      if (data === undefined) throw errorOf(response, error, 'http_error', 'count');
+      return data;
+    },
+    async info(symbol, call = {}) {
+      const { data, error, response } = await api.GET('/info/{symbol}', { ...withSignal(call), params: { path: { symbol } } });
+      if (data === undefined) throw errorOf(response, error, 'http_error', `info ${symbol}`);
+      return data;
+    },
+    async download(symbol, call = {}) {
+      const header = {
+        ...(call.range !== undefined && { Range: `bytes=${call.range.start}-${call.range.end ?? ''}` }),
+        ...(call.ifRange !== undefined && { 'If-Range': call.ifRange }),
+        ...(call.ifNoneMatch !== undefined && { 'If-None-Match': call.ifNoneMatch }),
+      };
+      const { data, error, response } = await api.GET('/download/{symbol}', {
+        ...withSignal(call),
+        params: { path: { symbol }, header },
+        parseAs: 'stream',
+      });
+      if (response.status !== 200 && response.status !== 206 && response.status !== 304) {
+        throw errorOf(response, error, 'http_error', `download ${symbol}`);
+      }
+      return downloadResultOf(response, data ?? null, retry.idleTimeoutMs);
+    },
+    sync: (syncOptions) => syncCatalog(client, syncOptions),
+  };
+  return client;
+}
+
+const formEncode = (value: string): string => encodeURIComponent(value);
+
+const withSignal = (call: CallOptions): { signal?: AbortSignal } => (call.signal === undefined ? {} : { signal: call.signal });
+
+function errorOf(response: Response, body: unknown, code: 'http_error' | 'auth_failed', what: string): GatewayClientError {
+  const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  const serverCode = typeof fields['code'] === 'string' ? fields['code'] : typeof fields['error'] === 'string' ? fields['error'] : undefined;
+  const detail = typeof fields['message'] === 'string' ? fields['message'] : typeof fields['error_description'] === 'string' ? fields['error_description'] : response.statusText;
+  // An API call still refused after a fresh token means the credentials themselves no longer work.
+  const effective = response.status === 401 ? 'auth_failed' : code;
+  return new GatewayClientError(effective, `${what}: ${response.status}${serverCode === undefined ? '' : ` ${serverCode}`}: ${detail}`, {
+    status: response.status,
+    ...(serverCode !== undefined && { serverCode }),
+  });
+}
+
+const CONTENT_RANGE = /^bytes (\d{1,15})-(\d{1,15})\/(\d{1,15})$/;
+
+export function parseContentRange(value: string | null): ContentRange | undefined {
+  const match = value === null ? null : CONTENT_RANGE.exec(value.trim());
+  if (match === null) return undefined;
+  return { start: Number(match[1]), end: Number(match[2]), size: Number(match[3]) };
+}
+
+function downloadResultOf(response: Response, stream: ReadableStream<Uint8Array> | null, idleTimeoutMs: number): DownloadResult {
+  const status = response.status as 200 | 206 | 304;
+  const lengthHeader = response.headers.get('content-length');
+  const contentLength = lengthHeader === null || !/^\d{1,15}$/.test(lengthHeader) ? undefined : Number(lengthHeader);
+  const contentRange = status === 206 ? parseContentRange(response.headers.get('content-range')) : undefined;
+  const size = status === 200 ? contentLength : contentRange?.size;
+  const body = stream === null || status === 304 ? Readable.from([]) : withIdleTimeout(Readable.fromWeb(stream as import('node:stream/web').ReadableStream<Uint8Array>), idleTimeoutMs);
+  return {
+    status,
+    etag: response.headers.get('etag') ?? undefined,
+    lastModified: response.headers.get('last-modified') ?? undefined,
+    size,
+    contentLength,
+    contentRange,
+    headers: response.headers,
+    body,
+  };
+}
+
+/**
+ * `body` passed through a transform that fails with `idle_timeout` (and so cancels the transfer)
+ * when no byte arrives for `idleTimeoutMs`: a stalled connection must not hang a sync forever.
+ */
+function withIdleTimeout(body: Readable, idleTimeoutMs: number): Readable {
+  let timer: NodeJS.Timeout | undefined;
+  const watched = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      arm();
+      callback(null, chunk);
+    },
+    flush(callback) {
+      clearTimeout(timer);
+      callback();
+    },
+  });
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => watched.destroy(new GatewayClientError('idle_timeout', `no byte received for ${idleTimeoutMs} ms`)), idleTimeoutMs);
+  };
+  arm();
+  // The connection can break before the caller starts reading (it may open a file first): the
+  // error must then wait in the stream's errored state for pipeline() or for-await to report,
+  // not crash the process as an 'error' event nobody listens to yet.
+  watched.on('error', () => undefined);
+  watched.once('close', () => {
+    clearTimeout(timer);
+    body.destroy();
+  });
+  body.on('error', (error) => watched.destroy(error));
+  body.pipe(watched);
+  return watched;
+}

@@ -1,0 +1,20 @@
+export { createClient, parseContentRange } from './gateway-client.js';
+export type {
+  CallOptions,
+  Catalog,
+  ClientOptions,
+  ContentRange,
+  DownloadOptions,
+  DownloadResult,
+  FileCount,
+  FileInfo,
+  FileList,
+  GatewayClient,
+  ListedFile,
+  ListOptions,
+} from './gateway-client.js';
+export { GatewayClientError, isClientError, type ClientErrorCode } from './errors.js';
+export { defaultRetryOptions, decideRetry, parseRetryAfter, type RetryOptions, type RetryDecision, type RetryReason } from './retry-policy.js';
+export type { RetryEvent } from './resilient-fetch.js';
+export type { FileOutcome, FileReport, SyncEvent, SyncOptions, SyncReport } from './sync/sync-catalog.js';
+export type { components, paths } from './generated/api-types.js';

@@ -1,0 +1,273 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { packageRoot } from '../../src/app/package-root.js';
+import { publishedFiles, startMirrorGateway, type MirrorGateway, type PublishedFile } from '../support/mirror-gateway.js';
+import { stallAfter, startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
+
+/* `dfg` as a subscriber runs it: a child process (tsx over client/src/cli/dfg.ts) against the real gateway on Azurite. */
+
+interface DfgRun {
+  readonly child: ChildProcess;
+  /** Resolves with the first stdout line that `match` accepts. */
+  line(match: (line: string) => boolean): Promise<string>;
+  readonly done: Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>;
+}
+
+const RUN_TIMEOUT_MS = 20_000;
+
+function startDfg(args: readonly string[], env: Record<string, string>): DfgRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'client/src/cli/dfg.ts', ...args], {
+    cwd: packageRoot(),
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const waiters: Array<{ match: (line: string) => boolean; resolve: (line: string) => void }> = [];
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+    stdout += text;
+    for (const waiter of [...waiters]) {
+      const found = stdout.split('\n').find(waiter.match);
+      if (found !== undefined) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(found);
+      }
+    }
+  });
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+  return {
+    child,
+    done,
+    line: (match) =>
+      new Promise((resolve, reject) => {
+        const found = stdout.split('\n').find(match);
+        if (found !== undefined) resolve(found);
+        else waiters.push({ match, resolve });
+        void done.then(() => reject(new Error(`dfg exited before printing the line; stdout:\n${stdout}\nstderr:\n${stderr}`)));
+      }),
+  };
+}
+
+const runDfg = (args: readonly string[], env: Record<string, string>) => startDfg(args, env).done;
+
+describe('the dfg command', function () {
+  const files = publishedFiles(5, { size: 20_000 });
+  let mirror: MirrorGateway;
+  let proxy: TamperingProxy;
+  let home: string;
+  let dir: string;
+  /** Credentials in the environment only (no profile file exists under `home`). */
+  let env: Record<string, string>;
+
+  before(async function () {
+    mirror = await startMirrorGateway(files);
+    proxy = await startTamperingProxy(mirror.gateway.port);
+  });
+
+  after(async function () {
+    await proxy.close();
+    await mirror.close();
+  });
+
+  beforeEach(async function () {
+    home = await mkdtemp(join(tmpdir(), 'dfg-home-'));
+    dir = join(home, 'mirror');
+    env = { HOME: home, DFG_URL: proxy.url, DFG_CLIENT_ID: mirror.clientId, DFG_CLIENT_SECRET: mirror.secret };
+  });
+
+  afterEach(async function () {
+    await rm(home, { recursive: true, force: true });
+  });
+
+  const writeProfile = async (profile: object, mode: number): Promise<string> => {
+    const path = join(home, '.config', 'dfg', 'profile.json');
+    await mkdir(join(home, '.config', 'dfg'), { recursive: true });
+    await writeFile(path, JSON.stringify(profile));
+    await chmod(path, mode);
+    return path;
+  };
+  const expectMirrored = async (expected: readonly PublishedFile[]): Promise<void> => {
+    for (const file of expected) expect((await readFile(join(dir, ...file.path.split('/')))).equals(file.bytes), file.path).to.equal(true);
+  };
+
+  describe('credentials', function () {
+    it('when the profile file is readable by others (0644), refuses it with exit 2 and says chmod 600, never printing the secret', async function () {
+      const path = await writeProfile({ url: proxy.url, clientId: mirror.clientId, clientSecret: mirror.secret }, 0o644);
+
+      const result = await runDfg(['count'], { HOME: home });
+
+      expect(result.code).to.equal(2);
+      expect(result.stderr).to.contain(`chmod 600 ${path}`);
+      expect(result.stderr + result.stdout).not.to.contain(mirror.secret);
+    });
+
+    it('when the profile file is 0600 under $XDG_CONFIG_HOME, uses it', async function () {
+      const xdg = join(home, 'xdg');
+      await mkdir(join(xdg, 'dfg'), { recursive: true });
+      await writeFile(join(xdg, 'dfg', 'profile.json'), JSON.stringify({ url: proxy.url, clientId: mirror.clientId, clientSecret: mirror.secret }), { mode: 0o600 });
+
+      const result = await runDfg(['count', '--json'], { HOME: home, XDG_CONFIG_HOME: xdg });
+
+      expect(result.code, result.stderr).to.equal(0);
+      expect(JSON.parse(result.stdout)).to.deep.equal({ count: files.length });
+    });
+
+    it('when DFG_CLIENT_SECRET is set, it takes precedence over the profile\'s secret', async function () {
+      await writeProfile({ url: proxy.url, clientId: mirror.clientId, clientSecret: 'a-stale-secret-from-the-profile' }, 0o600);
+
+      const result = await runDfg(['count'], { HOME: home, DFG_CLIENT_SECRET: mirror.secret });
+
+      expect(result.code, result.stderr).to.equal(0);
+      expect(result.stdout.trim()).to.equal(String(files.length));
+    });
+
+    it('when there is neither a profile nor the variables, exits 2 naming both', async function () {
+      const result = await runDfg(['count'], { HOME: home });
+
+      expect(result.code).to.equal(2);
+      expect(result.stderr).to.contain('profile.json').and.contain('DFG_URL');
+    });
+
+    it('when the gateway refuses the secret, exits 3', async function () {
+      const result = await runDfg(['sync', dir], { ...env, DFG_CLIENT_SECRET: 'wrong-secret-wrong-secret' });
+
+      expect(result.code).to.equal(3);
+      expect(result.stderr).to.contain('invalid_client');
+    });
+  });
+
+  describe('usage', function () {
+    for (const args of [['sync'], ['sync', 'x', '--concurrency', '0'], ['list', '--modified-since', 'yesterday'], ['frobnicate']]) {
+      it(`when run as dfg ${args.join(' ')}, exits 2`, async function () {
+        expect((await runDfg(args, env)).code).to.equal(2);
+      });
+    }
+
+    it('when asked for --help, lists the commands and the exit codes, and exits 0', async function () {
+      const result = await runDfg(['--help'], env);
+
+      expect(result.code).to.equal(0);
+      for (const text of ['catalog', 'download', 'sync', 'Exit codes', '130']) expect(result.stdout).to.contain(text);
+    });
+  });
+
+  describe('catalog, list, info, download', function () {
+    it('when run on a pipe with --json, print the gateway\'s JSON; without it, a table', async function () {
+      const [list, table, info] = await Promise.all([runDfg(['list', '--json'], env), runDfg(['catalog'], env), runDfg(['info', 'SYM2', '--json'], env)]);
+
+      expect(JSON.parse(list.stdout)).to.have.property('count', files.length);
+      expect(table.stdout.split('\n')[0]).to.match(/^SYMBOL\s+FILE\s+DESCRIPTION$/);
+      expect(table.stdout).to.contain('data/even/file-2.bin');
+      expect(JSON.parse(info.stdout)).to.include({ symbol: 'SYM2', size: files[2]?.bytes.length });
+    });
+
+    it('when asked to download a symbol with -o, writes exactly its bytes there', async function () {
+      const output = join(home, 'one.bin');
+
+      const result = await runDfg(['download', 'SYM3', '-o', output], env);
+
+      expect(result.code, result.stderr).to.equal(0);
+      expect((await readFile(output)).equals(files[3]?.bytes ?? Buffer.alloc(0))).to.equal(true);
+    });
+  });
+
+  describe('sync', function () {
+    it('when run with --progress json, every line of stdout parses as JSON, from the plan to the summary, and exits 0', async function () {
+      const result = await runDfg(['sync', dir, '--progress', 'json'], env);
+
+      expect(result.code, result.stderr).to.equal(0);
+      const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; report?: { downloaded?: number } });
+      expect(events[0]?.type).to.equal('plan');
+      expect(events.at(-1)).to.deep.include({ type: 'done' });
+      expect(events.at(-1)?.report?.downloaded).to.equal(files.length);
+      expect(events.filter((event) => event.type === 'file-done')).to.have.length(files.length);
+      await expectMirrored(files);
+    });
+
+    it('when one file cannot be written (a folder stands in its place), mirrors the others and exits 1', async function () {
+      const blocked = files[1] as PublishedFile;
+      await mkdir(join(dir, ...blocked.path.split('/'), 'in-the-way'), { recursive: true });
+
+      const result = await runDfg(['sync', dir, '--quiet'], env);
+
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.contain(`failed: ${blocked.path}`);
+      await expectMirrored(files.filter((file) => file !== blocked));
+    });
+
+    it('when not on a terminal, reports JSON lines; when a file left the catalog, deletes it only with --delete and within --max-delete', async function () {
+      const first = await runDfg(['sync', dir], env);
+      expect(first.code).to.equal(0);
+      // stdout is a pipe here, so without --progress the progress is JSON lines.
+      expect(first.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type).at(-1)).to.equal('done');
+      const leaving = files[4] as PublishedFile;
+      await mirror.setIndex(files.filter((file) => file !== leaving));
+      const leavingPath = join(dir, ...leaving.path.split('/'));
+      try {
+        expect((await runDfg(['sync', dir, '--quiet'], env)).code, 'without --delete').to.equal(0);
+        await stat(leavingPath);
+
+        const refused = await runDfg(['sync', dir, '--quiet', '--delete', '--max-delete', '0'], env);
+        expect(refused.code).to.equal(1);
+        expect(refused.stderr).to.contain('--max-delete 0');
+        await stat(leavingPath);
+
+        const dryRun = await runDfg(['sync', dir, '--delete', '--dry-run', '--progress', 'none'], env);
+        expect(dryRun.stdout).to.contain(`would delete: ${leaving.path}`);
+        await stat(leavingPath);
+
+        expect((await runDfg(['sync', dir, '--quiet', '--delete'], env)).code).to.equal(0);
+        const gone = await stat(leavingPath).then(() => false, () => true);
+        expect(gone).to.equal(true);
+      } finally {
+        await mirror.setIndex(files);
+      }
+    });
+
+    it('when interrupted by Ctrl-C mid-file, exits 130 keeping the .part, and the next run resumes it with Range', async function () {
+      const big: PublishedFile = { symbol: 'BIG', path: 'big/big.bin', bytes: Buffer.alloc(2_000_000, 7) };
+      big.bytes.write('unique head', 0);
+      await mirror.publish(big.path, big.bytes);
+      await mirror.setIndex([big]);
+      const stalling = await startTamperingProxy(mirror.gateway.port, (exchange) =>
+        exchange.path.startsWith('/download/') ? { body: stallAfter(400_000) } : undefined,
+      );
+      try {
+        const run = startDfg(['sync', dir, '--progress', 'json'], { ...env, DFG_URL: stalling.url });
+        await run.line((line) => line.includes('"file-progress"') && (JSON.parse(line) as { received: number }).received > 0);
+        run.child.kill('SIGINT');
+        const interrupted = await run.done;
+
+        expect(interrupted.code).to.equal(130);
+        const partSize = (await stat(join(dir, 'big', 'big.bin.part'))).size;
+        expect(partSize).to.be.greaterThan(0).and.at.most(400_000);
+
+        const before = proxy.downloads().length;
+        const resumed = await runDfg(['sync', dir, '--quiet'], env);
+
+        expect(resumed.code, resumed.stderr).to.equal(0);
+        const [download] = proxy.downloads().slice(before);
+        expect(download?.requestHeaders['range']).to.equal(`bytes=${partSize}-`);
+        expect(download?.status).to.equal(206);
+        expect((await readFile(join(dir, 'big', 'big.bin'))).equals(big.bytes)).to.equal(true);
+        const leftover = await stat(join(dir, 'big', 'big.bin.part')).then(() => true, () => false);
+        expect(leftover).to.equal(false);
+      } finally {
+        await stalling.close();
+        await mirror.setIndex(files);
+      }
+    });
+  });
+});

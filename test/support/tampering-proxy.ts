@@ -1,0 +1,146 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Transform, type TransformCallback } from 'node:stream';
+
+/** One request that went through the proxy, and the status the gateway answered. */
+export interface ProxiedExchange {
+  readonly method: string;
+  readonly path: string;
+  readonly requestHeaders: IncomingHttpHeaders;
+  readonly status: number;
+  readonly responseHeaders: IncomingHttpHeaders;
+}
+
+/**
+ * How to tamper with one answer: a transform for its body (and headers to change), or undefined to
+ * pass it through. `index` counts the exchanges so far, from 0.
+ */
+export type Tamper = (exchange: ProxiedExchange, index: number) => Tampering | undefined;
+
+export interface Tampering {
+  /** Passes the body through this transform. */
+  readonly body?: Transform;
+  readonly headers?: OutgoingHttpHeaders;
+  /** Sends this many bytes of the body, then closes the connection (the client sees a broken transfer). */
+  readonly cutAfter?: number;
+}
+
+export interface TamperingProxy {
+  readonly url: string;
+  readonly exchanges: ProxiedExchange[];
+  /** The exchanges whose path starts with `/download/`. */
+  downloads(): ProxiedExchange[];
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy in front of the real gateway that records every exchange and lets a test corrupt,
+ * stall or cut answers: the faults a network (or a broken middlebox) causes and the gateway cannot.
+ */
+export async function startTamperingProxy(targetPort: number, tamper: Tamper = () => undefined): Promise<TamperingProxy> {
+  const exchanges: ProxiedExchange[] = [];
+  const server: Server = createServer((req, res) => {
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers, agent: false },
+      (answer) => {
+        const exchange: ProxiedExchange = {
+          method: req.method ?? '',
+          path: req.url ?? '',
+          requestHeaders: req.headers,
+          status: answer.statusCode ?? 0,
+          responseHeaders: answer.headers,
+        };
+        const index = exchanges.length;
+        exchanges.push(exchange);
+        const change = tamper(exchange, index);
+        res.writeHead(answer.statusCode ?? 502, { ...answer.headers, ...change?.headers });
+        if (change?.cutAfter !== undefined) sendThenClose(answer, res, change.cutAfter);
+        else if (change?.body === undefined) answer.pipe(res);
+        else answer.pipe(change.body).pipe(res);
+        const cut = (): void => {
+          answer.destroy();
+          res.destroy();
+        };
+        change?.body?.once('error', cut);
+        res.once('close', () => answer.destroy());
+      },
+    );
+    upstream.once('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    exchanges,
+    downloads: () => exchanges.filter((exchange) => exchange.path.startsWith('/download/')),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Flips one bit of the byte at `offset` of the body. */
+export function flipByteAt(offset: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      if (offset >= seen && offset < seen + chunk.length) {
+        const copy = Buffer.from(chunk);
+        copy[offset - seen] = (copy[offset - seen] ?? 0) ^ 0x01;
+        chunk = copy;
+      }
+      seen += chunk.length;
+      callback(null, chunk);
+    },
+  });
+}
+
+/** Writes the first `bytes` bytes of `source` to `res`, then ends the connection once they are on their way. */
+function sendThenClose(source: IncomingMessage, res: ServerResponse, bytes: number): void {
+  let sent = 0;
+  source.on('data', (chunk: Buffer) => {
+    const room = bytes - sent;
+    if (room <= 0) return;
+    if (chunk.length < room) {
+      sent += chunk.length;
+      res.write(chunk);
+      return;
+    }
+    sent = bytes;
+    source.destroy();
+    // A FIN after the bytes, not a reset that could discard them.
+    res.write(chunk.subarray(0, room), () => res.socket?.end());
+  });
+}
+
+/** Passes the first `bytes` bytes of the body, then holds the rest until the client goes away. */
+export function stallAfter(bytes: number): Transform {
+  let sent = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      const room = bytes - sent;
+      if (room <= 0) return; // never calls back: the transfer stalls here
+      sent += Math.min(room, chunk.length);
+      if (chunk.length > room) {
+        this.push(chunk.subarray(0, room));
+        return;
+      }
+      callback(null, chunk);
+    },
+  });
+}
+
+/** Passes only the first `length` bytes of the body (send it with a matching `Content-Length`). */
+export function truncateTo(length: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      const room = Math.max(0, length - seen);
+      seen += chunk.length;
+      callback(null, chunk.subarray(0, room));
+    },
+  });
+}
