@@ -61,7 +61,6 @@ const downloadCacheControl = 'private';
  */
 const downloadSafetyHeaders = { 'Content-Security-Policy': 'sandbox' };
 
-
 /**
  * Every download (`GET|HEAD /download/<symbol>`, `GET|HEAD /<path>`, a signed link): parses the
  * request's conditionals, asks the domain for a decision, then writes exactly that decision;
