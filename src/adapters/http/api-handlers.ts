@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import type { Request, Response } from 'express';
 import type { FileCatalog } from '../../domain/file-catalog.js';
+import type { DownloadTarget } from '../../domain/file-access.js';
 import type { Principal } from '../../domain/ports.js';
 import type { Registry } from 'prom-client';
 import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
@@ -79,10 +80,9 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     return answer;
   };
 
-  /** `GET|HEAD /download/<symbol>`; a GET with `?redirect=true` may be answered with a link. */
-  const downloadBySymbol: OperationHandler = (context) => {
+  /** A subscriber's own download of `target`; a GET with `?redirect=true` may be answered with a link. */
+  const downloadFor = (context: OperationContext, target: DownloadTarget): Promise<void> => {
     const principal = principalOf(context);
-    const target = { symbol: context.params['symbol'] ?? '' };
     return handleDownload(deps, context.req, context.res, {
       clientId: principal.clientId,
       target,
@@ -91,19 +91,11 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       redirect: wantsRedirect(context),
     });
   };
-
+  /** `GET|HEAD /download/<symbol>`. */
+  const downloadBySymbol: OperationHandler = (context) => downloadFor(context, { symbol: context.params['symbol'] ?? '' });
   /** `GET|HEAD /<storage path>`: the raw rest of the request path, decoded here exactly once. */
-  const downloadByPath: OperationHandler = (context) => {
-    const principal = principalOf(context);
-    const target = { path: decodeRequestPath(String(context.res.locals['rawStoragePath'] ?? '')) };
-    return handleDownload(deps, context.req, context.res, {
-      clientId: principal.clientId,
-      target,
-      prepare: (request) => deps.files.prepareDownload(principal, target, request),
-      counted: true,
-      redirect: wantsRedirect(context),
-    });
-  };
+  const downloadByPath: OperationHandler = (context) =>
+    downloadFor(context, { path: decodeRequestPath(String(context.res.locals['rawStoragePath'] ?? '')) });
 
   /** `GET|HEAD /download/signed/<name>?token=`: the link is the credential; counted when it was made. */
   const downloadBySignedLink: OperationHandler = async (context) => {
