@@ -2,14 +2,14 @@ import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { createAuditTrail, type AuditRecord, type AuditTrail } from '../../src/adapters/audit/audit-trail.js';
+import type { AuditRecord } from '../../src/adapters/audit/audit-trail.js';
 import { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { StorageUnavailable } from '../../src/domain/errors.js';
 import type { BlobContent, BlobProperties, BlobReadOptions, Clock } from '../../src/domain/ports.js';
+import { capturedAudit } from '../support/audit-capture.js';
 import { startGateway, testConfig, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
@@ -63,20 +63,6 @@ class SwitchableFailureStore extends MemoryBlobStore {
     this.#check(path);
     return super.read(path, options);
   }
-}
-
-function capturedAudit(): { audit: AuditTrail; downloads: () => AuditRecord[] } {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
-      callback();
-    },
-  });
-  return {
-    audit: createAuditTrail(sink),
-    downloads: () => lines.map((line) => JSON.parse(line) as AuditRecord).filter((record) => record.event === 'download'),
-  };
 }
 
 /** The request target of a gateway URL (path and query), as the test client sends it. */

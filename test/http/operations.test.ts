@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createAuditTrail, type AuditRecord, type AuditTrail } from '../../src/adapters/audit/audit-trail.js';
+import { createAuditTrail, type AuditRecord } from '../../src/adapters/audit/audit-trail.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { Readiness } from '../../src/app/readiness.js';
 import { StorageUnavailable } from '../../src/domain/errors.js';
 import type { BlobContent, BlobReadOptions, Clock } from '../../src/domain/ports.js';
+import { capturedAudit } from '../support/audit-capture.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf } from '../support/json.js';
@@ -17,21 +18,6 @@ import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
 
 const acme = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
 const FILE = Buffer.from(Array.from({ length: 300_000 }, (_, i) => i % 251));
-
-/** An audit trail whose records the test reads back, through the real JSON-lines writer. */
-function capturedAudit(): { audit: AuditTrail; records: () => Array<AuditRecord & { time: string; msg: string }> } {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
-      callback();
-    },
-  });
-  return {
-    audit: createAuditTrail(sink),
-    records: () => lines.map((line) => JSON.parse(line) as AuditRecord & { time: string; msg: string }),
-  };
-}
 
 /** A memory store whose reads of `data/frozen.bin` send `bytes` bytes, then nothing until aborted. */
 class FreezingStore extends MemoryBlobStore {
