@@ -4,7 +4,9 @@ import { parseIndexCsv } from '../../src/adapters/index/index-csv.js';
 import { IndexMalformed } from '../../src/domain/errors.js';
 import { FileCatalog } from '../../src/domain/file-catalog.js';
 
-const vendorSample = new URL('../../../shared/samples/index-sample.csv', import.meta.url);
+// A byte-identical copy of the vendor's export (BOM, CRLF, quoting), kept in the repository so that a
+// fresh clone with nothing beside it passes.
+const vendorSample = new URL('../fixtures/index-sample.csv', import.meta.url);
 
 describe('parseIndexCsv', function () {
   describe('on the vendor sample (BOM, CRLF, quoted cells, accents, extra column)', function () {
