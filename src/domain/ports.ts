@@ -166,3 +166,29 @@ export interface TokenStore {
 export interface Clock {
   now(): Date;
 }
+
+/** A reservation asked of a quota ledger. */
+export interface QuotaReservationRequest {
+  readonly clientId: string;
+  /** The period's key, e.g. `2026-11`. */
+  readonly period: string;
+  readonly bytes: number;
+  /** The most the period may count; a reservation that would pass it is refused whole. */
+  readonly limit: number;
+  /** When the ledger may forget this period's count. */
+  readonly expiresAt: Date;
+}
+
+/**
+ * Bytes counted per client and period. `reserve` is atomic: of concurrent reservations (on any
+ * instance sharing the ledger) no two can both spend the same remaining bytes. Keys are registered
+ * client ids only (callers reserve after authentication), so the ledger is bounded by the registry.
+ */
+export interface QuotaLedger {
+  /** Adds `bytes` when `used + bytes <= limit`; `used` is the count before this reservation. */
+  reserve(request: QuotaReservationRequest): Promise<{ readonly granted: boolean; readonly used: number }>;
+  /** Takes `bytes` back off the count (never below zero). */
+  refund(request: { readonly clientId: string; readonly period: string; readonly bytes: number }): Promise<void>;
+  /** The count of the client in the period (0 when nothing was counted). */
+  used(clientId: string, period: string): Promise<number>;
+}
