@@ -79,9 +79,9 @@ export interface RedisConfig {
 }
 
 /**
- * Every environment variable the gateway reads: its whole configuration surface (README's table;
- * the Azure deployment template may set these and no others). A test checks that `loadConfig`
- * reads exactly these.
+ * Every environment variable the gateway reads: its whole configuration surface (the configuration
+ * table of docs/operators.md lists exactly these; the Azure deployment template may set these and
+ * no others). A test checks that `loadConfig` reads exactly these.
  */
 export const CONFIG_VARIABLES = [
   'PORT',

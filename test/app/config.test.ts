@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { CONFIG_VARIABLES, ConfigError, loadConfig, PLATFORM_VARIABLES } from '../../src/app/config.js';
 
@@ -29,13 +28,6 @@ describe('loadConfig', function () {
     });
     loadConfig(env, sample);
     expect([...read].sort()).to.deep.equal([...CONFIG_VARIABLES, ...PLATFORM_VARIABLES].sort());
-  });
-
-  it('is documented: README\'s configuration table lists exactly CONFIG_VARIABLES, in the same order', function () {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
-    const documented = [...section.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((match) => match[1]);
-    expect(documented).to.deep.equal([...CONFIG_VARIABLES]);
   });
 
   describe('DOWNLOAD_LINKS', function () {

@@ -16,7 +16,8 @@ export const testSigningKey = new TextEncoder().encode(testSigningKeyText);
 
 /**
  * The gateway's configuration for a test, read by the real `loadConfig` from environment variables
- * (the README's names), so tests change settings exactly as an operator does.
+ * (the names of the configuration table in docs/operators.md), so tests change settings exactly as
+ * an operator does.
  */
 export function testConfig(env: Readonly<Record<string, string>> = {}): GatewayConfig {
   return loadConfig({ TOKEN_SIGNING_KEY: testSigningKeyText, ...env }, bundledSampleDataDir());

@@ -1,4 +1,4 @@
-/** `dfg`'s exit codes, documented in README ("For subscribers") and `dfg --help`. */
+/** `dfg`'s exit codes, documented in docs/subscribers.md ("Exit codes") and `dfg --help`. */
 export const ExitCode = {
   /** Everything asked for was done. */
   success: 0,
