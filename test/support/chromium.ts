@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { chromium, type Browser } from 'playwright-core';
-
-const run = promisify(execFile);
+import { installDebianPackages } from './debian-packages.js';
 
 /**
  * Where a Chromium may already be: `CHROMIUM_PATH` first (a CI runner's own Chrome), then Debian's
@@ -38,20 +35,8 @@ export type ChromiumLookup = { readonly executablePath: string } | { readonly un
 export async function findOrInstallChromium(): Promise<ChromiumLookup> {
   const found = candidates().find((path) => existsSync(path));
   if (found !== undefined) return { executablePath: found };
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) {
-    return { unavailable: 'no Chromium found (set CHROMIUM_PATH) and apt-get cannot install one here (not root, or no apt-get)' };
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => run('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { env, maxBuffer: 64 * 1024 * 1024 });
-  try {
-    await install().catch(async () => {
-      // A machine whose package lists were never fetched knows no `chromium` yet.
-      await run('apt-get', ['update'], { env, maxBuffer: 64 * 1024 * 1024 });
-      await install();
-    });
-  } catch (error) {
-    return { unavailable: `apt-get install chromium failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
-  }
+  const unavailable = await installDebianPackages(['chromium']);
+  if (unavailable !== undefined) return { unavailable: `no Chromium found (set CHROMIUM_PATH), and ${unavailable}` };
   return existsSync('/usr/bin/chromium') ? { executablePath: '/usr/bin/chromium' } : { unavailable: 'apt-get installed chromium, but /usr/bin/chromium is missing' };
 }
 
