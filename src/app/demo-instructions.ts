@@ -6,16 +6,31 @@ export interface DemoClient {
   readonly clientSecret: string;
 }
 
-/** What the embedded default prints at start: the demo credentials and commands that work as pasted. */
-export function printDemoInstructions(out: Writable, demo: DemoClient): void {
+/** What the demo serves from, and notes printed under the credentials. */
+export interface DemoSetting {
+  readonly serving: string;
+  readonly notes: readonly string[];
+}
+
+/** The embedded default: the bundled folder and an in-memory demo client. */
+const EMBEDDED_DEFAULT: DemoSetting = {
+  serving: 'the bundled sample data',
+  notes: ['(a new secret is generated at every start; set CLIENTS_FILE to use registered clients)'],
+};
+
+/**
+ * What a demo prints at start: the demo credentials and commands that work as pasted. The embedded
+ * default prints it, and so does `npm run start:azurite` with its own setting.
+ */
+export function printDemoInstructions(out: Writable, demo: DemoClient, setting: DemoSetting = EMBEDDED_DEFAULT): void {
   const base = `http://localhost:${demo.port}`;
   out.write(
     [
       '',
-      'Data File Gateway is serving the bundled sample data with a demo client:',
+      `Data File Gateway is serving ${setting.serving} with a demo client:`,
       `  client_id:     ${demo.clientId}`,
       `  client_secret: ${demo.clientSecret}`,
-      '  (a new secret is generated at every start; set CLIENTS_FILE to use registered clients)',
+      ...setting.notes.map((note) => `  ${note}`),
       '',
       'Try it:',
       `  TOKEN=$(curl -s -X POST ${base}/oauth/token -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret} | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,

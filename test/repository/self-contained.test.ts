@@ -6,7 +6,7 @@ import { expect } from 'chai';
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 // Folders a fresh clone has and whose code runs in tests, scripts, builds or CI.
-const SCANNED = ['src', 'test', 'bench', 'client/src', 'client/test', 'deploy', '.ci', '.github', 'package.json', 'client/package.json'];
+const SCANNED = ['src', 'test', 'bench', 'scripts', 'client/src', 'client/test', 'deploy', '.ci', '.github', 'package.json', 'client/package.json'];
 const SKIPPED = new Set(['node_modules', 'dist', 'generated', 'fixtures']);
 
 async function* filesUnder(path: string): AsyncGenerator<string> {

@@ -21,6 +21,11 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.txt': 'text/plain',
 };
 
+/** The `Content-Type` a local file is served with, by its extension (none for others). */
+export function contentTypeOf(path: string): string | undefined {
+  return CONTENT_TYPES[extname(path).toLowerCase()];
+}
+
 // The path does not lead to a file: missing, a component is a file, a symlink loop, a name too long.
 const ABSENT_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG']);
 
@@ -153,7 +158,7 @@ export class LocalFolderBlobStore implements BlobStore {
 }
 
 function propertiesOf(path: string, stats: BigIntStats): BlobProperties {
-  const contentType = CONTENT_TYPES[extname(path).toLowerCase()];
+  const contentType = contentTypeOf(path);
   return {
     path,
     size: Number(stats.size),
