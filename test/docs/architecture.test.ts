@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { packageRoot } from '../../src/app/package-root.js';
@@ -19,5 +19,16 @@ describe('the rule table of docs/architecture.md', function () {
   it('names only files that exist', function () {
     const missing = filesOfRuleTable().filter((path) => !existsSync(join(packageRoot(), path)));
     expect(missing, `files the rule table names that do not exist: ${missing.join(', ')}`).to.deep.equal([]);
+  });
+});
+
+describe('the layout of docs/architecture.md', function () {
+  it('names every folder of src/', function () {
+    const layout = sectionOf(readFileSync(join(packageRoot(), 'docs', 'architecture.md'), 'utf8'), '## The layout');
+    const folders = readdirSync(join(packageRoot(), 'src'), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `${entry.name}/`);
+    const missing = folders.filter((folder) => !new RegExp(`(^|\\s|/)${folder.replace('.', '\\.')}(\\s|$)`, 'm').test(layout));
+    expect(missing, `folders of src/ the layout does not name: ${missing.join(', ')}`).to.deep.equal([]);
   });
 });
