@@ -14,12 +14,10 @@ import { contentTypeOf } from '../src/adapters/storage/local-folder-blob-store.j
 import { runClientsCli } from '../src/app/clients-command.js';
 import { printDemoInstructions } from '../src/app/demo-instructions.js';
 import { bundledSampleDataDir, packageRoot } from '../src/app/package-root.js';
-import { startAzurite } from '../test/support/azurite.js';
+import { EXIT_WITH_PARENT, startAzurite } from '../test/support/azurite.js';
 
 const CONTAINER = 'data';
 const CLIENT_ID = 'demo';
-// The gateway leaves when this script does, even on SIGKILL: its IPC channel then closes.
-const EXIT_WITH_PARENT = 'data:text/javascript,process.once("disconnect",()=>process.exit(0))';
 
 /** Every file of the bundled sample data (its README aside), by storage path. */
 async function sampleFiles(): Promise<Array<{ readonly path: string; readonly file: string }>> {
@@ -62,7 +60,8 @@ if (addStatus !== 0 || clientSecret === undefined) {
 
 const { DATA_DIR: _dataDir, AZURE_STORAGE_ACCOUNT_URL: _accountUrl, ...inherited } = process.env;
 // Detached: a Ctrl-C in the terminal reaches this script only, which passes one signal on, so the
-// gateway drains once instead of taking a second signal as "exit at once".
+// gateway drains once instead of taking a second signal as "exit at once". EXIT_WITH_PARENT: it
+// leaves when this script does, even on SIGKILL, as its IPC channel then closes.
 const gateway = spawn(process.execPath, ['--import', 'tsx', '--import', EXIT_WITH_PARENT, join(packageRoot(), 'src', 'app', 'main.ts')], {
   cwd: packageRoot(),
   env: { ...inherited, AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString, AZURE_STORAGE_CONTAINER: CONTAINER, CLIENTS_FILE: clientsFile },

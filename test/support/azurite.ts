@@ -26,7 +26,7 @@ export interface RunningAzurite {
 const STARTUP_TIMEOUT_MS = 30_000;
 const LISTENING = /successfully listens on (http:\/\/\S+)/;
 // Azurite exits when the test process goes away, even on SIGKILL, because the IPC channel closes.
-const EXIT_WITH_PARENT = 'data:text/javascript,process.once("disconnect",()=>process.exit(0))';
+export const EXIT_WITH_PARENT = 'data:text/javascript,process.once("disconnect",()=>process.exit(0))';
 
 /**
  * Starts an Azurite blob server in a child process (so its memory is not the test process's), on a
