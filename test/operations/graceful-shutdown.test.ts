@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { createServer, get as httpGet, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -123,6 +123,51 @@ describe('graceful drain on SIGTERM (the real server process)', function () {
     const result = await download.done;
     expect(result.complete).to.equal(false);
     expect(await gateway.exited).to.equal(0);
+  });
+
+  it('audits each download the grace period cuts once, as aborted with the bytes sent, in stdout and AUDIT_LOG_FILE before exiting', async function () {
+    const { dataDir, clientsFile } = await prepare(workDir);
+    const auditFile = join(workDir, 'audit', 'downloads.log');
+    gateway = await startGatewayProcess({
+      DATA_DIR: dataDir,
+      CLIENTS_FILE: clientsFile,
+      SHUTDOWN_GRACE_SECONDS: '1',
+      AUDIT_LOG_FILE: auditFile,
+      TOKEN_SIGNING_KEY: 'drain-test-signing-key-0123456789abcdef',
+    });
+    const token = await tokenFor(gateway.port);
+    const graceOver = gateway.nextLogLine('grace period over: closing the connections still open');
+    // Two downloads that read on only once the grace period is over: it cuts both.
+    const downloads = [pausedDownload(gateway.port, token, graceOver), pausedDownload(gateway.port, token, graceOver)];
+    await Promise.all(downloads.map((download) => download.started));
+
+    gateway.child.kill('SIGTERM');
+    await graceOver;
+    const results = await Promise.all(downloads.map((download) => download.done));
+    expect(results.map((result) => result.complete)).to.deep.equal([false, false]);
+    expect(await gateway.exited).to.equal(0);
+
+    const auditedDownloads = (text: string): Array<Record<string, unknown>> =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line['msg'] === 'audit' && line['event'] === 'download');
+    for (const [where, records] of [
+      ['stdout', auditedDownloads(gateway.output())],
+      ['AUDIT_LOG_FILE', auditedDownloads(await readFile(auditFile, 'utf8'))],
+    ] as const) {
+      expect(records, `download records in ${where}`).to.have.length(2);
+      for (const record of records) {
+        expect(record['outcome'], where).to.equal('aborted');
+        expect(record['clientId'], where).to.equal(client.clientId);
+        expect(record['symbol'], where).to.equal('BIG');
+        expect(record['status'], where).to.equal(200);
+        expect(record['fileSize'], where).to.equal(32 * MiB);
+        // At least what the client read before pausing, and short of the whole file.
+        expect(record['bytesSent'], where).to.be.a('number').and.at.least(MiB).and.below(32 * MiB);
+      }
+    }
   });
 
   it('exits at once, with 1, on a second signal', async function () {
