@@ -7,6 +7,7 @@ import type { DirectLinkIssuer, DirectLinkRequest } from '../adapters/http/downl
 import { createHttpApp } from '../adapters/http/http-app.js';
 import { SignedLinks } from '../adapters/http/signed-links.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
+import { memoryCountedVersions, type CountedVersionsFactory } from '../adapters/http/counted-versions.js';
 import { memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-store.js';
@@ -30,6 +31,11 @@ export interface AppAdapters {
   readonly clock?: Clock;
   /** Where rate-limit counts live; this process's memory when absent. */
   readonly rateLimitStores?: RateLimitStoreFactory;
+  /**
+   * Where the file versions counted within the download window live (one download per client and
+   * file version); this process's memory when absent.
+   */
+  readonly countedVersions?: CountedVersionsFactory;
   /** Where audit records go; nowhere when absent (tests that do not look at them). */
   readonly audit?: AuditTrail;
   /** The instance's metrics; a fresh set when absent. */
@@ -101,6 +107,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     },
     tokenIssueLimit: { limit: config.tokenIssueLimit, windowSeconds: config.tokenIssueWindowSeconds, stores },
     downloadRateLimit: { limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores },
+    countedVersions: adapters.countedVersions ?? memoryCountedVersions(clock),
     downloadIdleTimeoutMs: config.downloadIdleTimeoutSeconds * 1000,
     audit: adapters.audit ?? noAudit,
     metrics,

@@ -10,6 +10,7 @@ import type { BlobStore, ClientRegistry } from '../domain/ports.js';
 import { createAuditTrail } from '../adapters/audit/audit-trail.js';
 import { createHttpServer } from '../adapters/http/http-server.js';
 import { connectRedis, pingRedis } from '../adapters/redis/redis-client.js';
+import { redisCountedVersions } from '../adapters/redis/redis-counted-versions.js';
 import { redisStores } from '../adapters/redis/redis-rate-limit-stores.js';
 import type { GatewayConfig } from './config.js';
 import { createApp, systemClock } from './create-app.js';
@@ -94,7 +95,11 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     audit,
     readiness,
     ...(storageLinks !== undefined && { storageLinks }),
-    ...(redis !== undefined && config.redis !== undefined && { rateLimitStores: redisStores(redis, config.redis.keyPrefix) }),
+    ...(redis !== undefined &&
+      config.redis !== undefined && {
+        rateLimitStores: redisStores(redis, config.redis.keyPrefix),
+        countedVersions: redisCountedVersions(redis, config.redis.keyPrefix, logger),
+      }),
   });
 
   const server: Server = createHttpServer(app, {

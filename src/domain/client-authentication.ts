@@ -78,6 +78,16 @@ export class ClientAuthentication {
     return { clientId: client.clientId, indexPath: client.indexPath };
   }
 
+  /**
+   * The caller behind a download link made for `clientId`: the client as registered now, or
+   * `undefined` when it is no longer registered or no longer active (the link is revoked).
+   */
+  async linkHolder(clientId: string): Promise<Principal | undefined> {
+    const client = await this.options.registry.find(clientId);
+    if (client === undefined || !isActive(client)) return undefined;
+    return { clientId: client.clientId, indexPath: client.indexPath };
+  }
+
   /** The token's claims: remembered from an earlier verification until it expires. */
   async #verifiedClaims(token: string): Promise<VerifiedToken> {
     const now = this.options.clock.now().getTime();

@@ -88,27 +88,34 @@ export class FileAccess {
 
   /** Resolves the target and decides the response from the file's current properties. */
   async prepareDownload(principal: Principal, target: DownloadTarget, request: DownloadRequest): Promise<PreparedDownload> {
-    const entry =
-      'symbol' in target
-        ? await this.deps.entitlement.entryForSymbol(principal, target.symbol)
-        : await this.deps.entitlement.entryForPath(principal, target.path);
+    return this.decide(await this.resolve(principal, target), request);
+  }
+
+  /**
+   * The caller's catalog entry for the target, from its (cached) catalog: storage is not asked
+   * whether the file exists. Throws `NotEntitled` (and what `Entitlement.catalogFor` throws).
+   */
+  resolve(principal: Principal, target: DownloadTarget): Promise<CatalogEntry> {
+    return 'symbol' in target
+      ? this.deps.entitlement.entryForSymbol(principal, target.symbol)
+      : this.deps.entitlement.entryForPath(principal, target.path);
+  }
+
+  /** Decides the response to a request for an entry from the file's current properties. Throws `FileNotFound`. */
+  async decide(entry: CatalogEntry, request: DownloadRequest): Promise<PreparedDownload> {
     const properties = await this.propertiesOf(entry);
     return { entry, properties, decision: decideDownload(properties, request, this.deps.clock.now()) };
   }
 
   /**
-   * Decides a download through a direct link: the link's client was found entitled to the file
-   * when it was made, so no index is read, but only the version (`etag`) it was made for is
-   * served: any other gets `preconditionFailed`. Throws `FileNotFound`.
+   * Decides a download through a direct link made for version `etag` of an entry (resolved, as any
+   * download, from the link client's current catalog): only that version is served, any other
+   * gets `preconditionFailed`. Throws `FileNotFound`.
    */
-  async prepareLinkedDownload(
-    link: { readonly symbol: string; readonly path: string; readonly etag: string },
-    request: DownloadRequest,
-  ): Promise<PreparedDownload> {
-    const entry: CatalogEntry = { symbol: link.symbol, description: '', fileName: link.path };
+  async decideLinked(entry: CatalogEntry, etag: string, request: DownloadRequest): Promise<PreparedDownload> {
     const properties = await this.propertiesOf(entry);
     const decision: DownloadDecision =
-      properties.etag === link.etag
+      properties.etag === etag
         ? decideDownload(properties, request, this.deps.clock.now())
         : { kind: 'preconditionFailed', reason: 'The file changed since the link was made: ask for a new link' };
     return { entry, properties, decision };

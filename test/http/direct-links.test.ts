@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { AuditRecord } from '../../src/adapters/audit/audit-trail.js';
+import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { StorageUnavailable } from '../../src/domain/errors.js';
@@ -350,14 +351,23 @@ describe('direct links (DOWNLOAD_LINKS)', function () {
       }
     });
 
-    it('counts each link and each redirect against the download rate limit, but not downloads through a link', async function () {
-      // Six are allowed in the window; the test above made four links (three of them refused by storage, counted first).
+    it('counts each link and each redirect against the download rate limit, once per file version', async function () {
+      // Six are allowed in the window; the test above made one link to FAILS (counted) and was refused by storage
+      // nine times (never counted: the failures are the gateway's).
       const link = jsonOf<DownloadLink>(await gateway.get('acme', '/link/FILE'));
+      // The same version of the same file again, by redirect or through the link: not counted again.
       expect((await gateway.get('acme', '/download/FILE?redirect=true')).status).to.equal(307);
-      const limited = await gateway.get('acme', '/link/FILE');
-      expect(limited.status).to.equal(429);
-      expect((await gateway.get('acme', '/download/FILE?redirect=true')).status).to.equal(429);
       for (let i = 0; i < 5; i += 1) expect((await gateway.request('GET', targetOf(link.url))).status).to.equal(200);
+      // Each new version is a new download: the third to the sixth.
+      for (let version = 1; version <= 4; version += 1) {
+        store.put('data/file.bin', Buffer.concat([BYTES, Buffer.from(`version ${version}`)]));
+        const relinked = jsonOf<DownloadLink>(await gateway.get('acme', '/link/FILE'));
+        expect((await gateway.request('GET', targetOf(relinked.url))).status).to.equal(200);
+      }
+      store.put('data/file.bin', Buffer.concat([BYTES, Buffer.from('one version too many')]));
+      expect((await gateway.get('acme', '/link/FILE')).status).to.equal(429);
+      expect((await gateway.get('acme', '/download/FILE?redirect=true')).status).to.equal(429);
+      store.put('data/file.bin', BYTES);
     });
 
     it('never logs a link\'s token', async function () {
@@ -365,6 +375,110 @@ describe('direct links (DOWNLOAD_LINKS)', function () {
       expect(everything).to.include('/download/signed/');
       expect(everything).to.include('token=[redacted]');
       expect(everything).not.to.match(/token=eyJ/);
+    });
+  });
+
+  describe('gateway-signed links on use: counted and revocable', function () {
+    let store: MemoryBlobStore;
+    let gateway: TestGateway;
+    let registry: InMemoryClientRegistry;
+    const clock = new TestClock();
+    const env = { DOWNLOAD_LINKS: 'on', DOWNLOAD_LINK_TTL_SECONDS: '3600', DOWNLOAD_RATE_LIMIT: '2', INDEX_REFRESH_SECONDS: '30' };
+
+    beforeEach(async function () {
+      store = new MemoryBlobStore();
+      store.put('indexes/acme.csv', INDEX);
+      store.put('data/file.bin', BYTES);
+      store.put('data/gone.bin', Buffer.from('another file'));
+      store.put('data/changing.bin', Buffer.from('a third file'));
+      gateway = await startGateway({ store, clients: [acme], clock, env });
+      registry = gateway.registry as InMemoryClientRegistry;
+    });
+
+    afterEach(async function () {
+      clock.offsetMs = 0;
+      await gateway.close();
+    });
+
+    const linkFor = async (symbol: string): Promise<DownloadLink> => {
+      const response = await gateway.get('acme', `/link/${symbol}`);
+      expect(response.status, response.body.toString()).to.equal(200);
+      return jsonOf<DownloadLink>(response);
+    };
+
+    it('counts downloads through a link against its client\'s download budget on the instance that serves it (50 through a limit of 2 are one)', async function () {
+      const link = await linkFor('FILE');
+      // Another instance (same signing key, its own memory): the link's version was never counted there.
+      const second = await startGateway({ store, clients: [acme], env });
+      try {
+        expect((await second.get('acme', '/download/GONE')).status).to.equal(200);
+        for (let i = 0; i < 50; i += 1) {
+          const response = await second.request('GET', targetOf(link.url), { headers: { range: `bytes=${i}-${i}` } });
+          expect(response.status, `download ${i + 1} through the link`).to.equal(206);
+        }
+        // One download of GONE, one of the link's file version: the budget of 2 is spent.
+        const refused = await second.get('acme', '/download/CHANGING');
+        expect(refused.status).to.equal(429);
+        // A client whose budget is spent gets 429 through a link of a version it was not counted for.
+        const third = await startGateway({ store, clients: [acme], env });
+        try {
+          expect((await third.get('acme', '/download/GONE')).status).to.equal(200);
+          expect((await third.get('acme', '/download/CHANGING')).status).to.equal(200);
+          const limited = await third.request('GET', targetOf(link.url));
+          expect(limited.status).to.equal(429);
+          expect(limited.headers['retry-after']).to.match(/^\d+$/);
+          expect((await third.request('HEAD', targetOf(link.url))).status).to.equal(429);
+        } finally {
+          await third.close();
+        }
+      } finally {
+        await second.close();
+      }
+    });
+
+    it('stops working while its client is disabled (403 invalid_link), and works again once it is enabled', async function () {
+      const link = await linkFor('FILE');
+      const record = await registry.find('acme');
+      if (record === undefined) throw new Error('acme is registered');
+      registry.add({ ...record, enabled: false });
+      const refused = await gateway.request('GET', targetOf(link.url));
+      expect(refused.status).to.equal(403);
+      expect(jsonOf<ErrorBody>(refused)).to.include({ code: 'invalid_link' });
+      expect(jsonOf<ErrorBody>(refused).message).to.match(/revoked/);
+      expect((await gateway.request('HEAD', targetOf(link.url))).status).to.equal(403);
+      registry.add({ ...record, enabled: true });
+      expect((await gateway.request('GET', targetOf(link.url))).status).to.equal(200);
+    });
+
+    it('stops working once its client is removed (403 invalid_link)', async function () {
+      const link = await linkFor('FILE');
+      registry.remove('acme');
+      const refused = await gateway.request('GET', targetOf(link.url));
+      expect(refused.status).to.equal(403);
+      expect(jsonOf<ErrorBody>(refused)).to.include({ code: 'invalid_link' });
+      expect((await gateway.request('HEAD', targetOf(link.url))).status).to.equal(403);
+    });
+
+    it('stops working once the file leaves its client\'s index (403 not_entitled), as soon as the cached catalog is refreshed', async function () {
+      const link = await linkFor('FILE');
+      store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'GONE', FileName: 'data/gone.bin' })]));
+      clock.offsetMs = 31_000;
+      const refused = await gateway.request('GET', targetOf(link.url));
+      expect(refused.status).to.equal(403);
+      expect(jsonOf<ErrorBody>(refused)).to.include({ code: 'not_entitled' });
+      expect((await gateway.request('HEAD', targetOf(link.url))).status).to.equal(403);
+    });
+
+    it('checks the client and the index from memory: a download through a link asks storage about the file only', async function () {
+      const link = await linkFor('FILE');
+      const asked: string[] = [];
+      const getProperties = store.getProperties.bind(store);
+      store.getProperties = (path) => {
+        asked.push(path);
+        return getProperties(path);
+      };
+      expect((await gateway.request('GET', targetOf(link.url))).status).to.equal(200);
+      expect(asked).to.deep.equal(['data/file.bin']);
     });
   });
 

@@ -523,16 +523,22 @@ for (const { name, create } of storeFixtures) {
   });
 }
 
+/** Files `F1.csv` ... `F<n>.csv` under the symbols `F1` ... `F<n>`, in one client's index. */
+const numberedFiles = (count: number): Array<{ readonly symbol: string; readonly path: string; readonly bytes: string }> =>
+  Array.from({ length: count }, (_, i) => ({ symbol: `F${i + 1}`, path: `rates/f${i + 1}.csv`, bytes: `date,rate\n2024-01-0${(i % 9) + 1},${i}\n` }));
+
 describe('download rate limit (in-memory store, 2 downloads per 60 s)', function () {
   let fixture: BlobStoreFixture;
   let gateway: TestGateway;
-  const FILE = { symbol: 'CURVE', path: 'rates/curve.csv', bytes: 'date,rate\n2024-01-02,10.5\n' };
+  const FILES = numberedFiles(4);
+  const [FILE, SECOND, THIRD] = FILES as [(typeof FILES)[0], (typeof FILES)[0], (typeof FILES)[0]];
 
   beforeEach(async function () {
     fixture = await memoryFixture();
-    await fixture.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: FILE.symbol, FileName: FILE.path })]));
-    await fixture.put('indexes/beta.csv', buildIndexCsv([buildIndexRow({ Symbol: FILE.symbol, FileName: FILE.path })]));
-    await fixture.put(FILE.path, FILE.bytes);
+    const index = buildIndexCsv(FILES.map((file) => buildIndexRow({ Symbol: file.symbol, FileName: file.path })));
+    await fixture.put('indexes/acme.csv', index);
+    await fixture.put('indexes/beta.csv', index);
+    for (const file of FILES) await fixture.put(file.path, file.bytes);
     // A fresh gateway per test, so each starts with a full budget.
     gateway = await startGateway({
       store: fixture.store,
@@ -549,8 +555,8 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
     await fixture?.cleanup();
   });
 
-  const download = (clientId = 'acme', method = 'GET', headers = {}): Promise<HttpResponse> =>
-    gateway.get(clientId, `/download/${FILE.symbol}`, headers, method);
+  const download = (file = FILE, clientId = 'acme', method = 'GET', headers = {}): Promise<HttpResponse> =>
+    gateway.get(clientId, `/download/${file.symbol}`, headers, method);
 
   const expectTooManyRequests = (response: HttpResponse, method = 'GET'): void => {
     expect(response.status).to.equal(429);
@@ -566,18 +572,18 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
     const body = jsonOf(response);
     expect(body.error).to.equal('Too many requests');
     expect(body.message).to.be.a('string').and.match(/limit/i);
-    expect(response.body.includes(Buffer.from(FILE.bytes))).to.equal(false);
+    for (const file of FILES) expect(response.body.includes(Buffer.from(file.bytes))).to.equal(false);
   };
 
-  it('serves 2 downloads, then responds 429 with Retry-After, no-store and a JSON error', async function () {
-    expect((await download()).status).to.equal(200);
-    expect((await download()).status).to.equal(200);
-    expectTooManyRequests(await download());
+  it('serves 2 different files, then responds 429 to a third with Retry-After, no-store and a JSON error', async function () {
+    expect((await download(FILE)).status).to.equal(200);
+    expect((await download(SECOND)).status).to.equal(200);
+    expectTooManyRequests(await download(THIRD));
   });
 
   it('refuses a download over the budget without asking storage anything, unless it may be a 304', async function () {
-    expect((await download()).status).to.equal(200);
-    expect((await download()).status).to.equal(200);
+    expect((await download(FILE)).status).to.equal(200);
+    expect((await download(SECOND)).status).to.equal(200);
     const store = fixture.store as { getProperties: (path: string) => Promise<unknown> };
     const original = store.getProperties.bind(store);
     let propertyReads = 0;
@@ -585,48 +591,114 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
       propertyReads += 1;
       return original(path);
     };
-    expectTooManyRequests(await download());
+    expectTooManyRequests(await download(THIRD));
     expect(propertyReads, 'storage calls for a refused download').to.equal(0);
     // A revalidation may be a 304, which is never refused: it is decided first.
-    expect((await download('acme', 'GET', { 'if-none-match': '"not-the-current-tag"' })).status).to.equal(429);
+    expect((await download(THIRD, 'acme', 'GET', { 'if-none-match': '"not-the-current-tag"' })).status).to.equal(429);
     expect(propertyReads).to.equal(1);
   });
 
   it('counts HEAD requests and refuses a HEAD over the limit with 429 and no body', async function () {
-    expect((await download('acme', 'HEAD')).status).to.equal(200);
-    expect((await download('acme', 'HEAD')).status).to.equal(200);
-    expectTooManyRequests(await download('acme', 'HEAD'), 'HEAD');
-    expectTooManyRequests(await download('acme', 'GET'));
+    expect((await download(FILE, 'acme', 'HEAD')).status).to.equal(200);
+    expect((await download(SECOND, 'acme', 'HEAD')).status).to.equal(200);
+    expectTooManyRequests(await download(THIRD, 'acme', 'HEAD'), 'HEAD');
+    expectTooManyRequests(await download(THIRD, 'acme', 'GET'));
   });
 
   it('counts downloads by path against the same budget', async function () {
     expect((await gateway.get('acme', `/${FILE.path}`)).status).to.equal(200);
-    expect((await download()).status).to.equal(200);
-    expectTooManyRequests(await gateway.get('acme', `/${FILE.path}`));
+    expect((await download(SECOND)).status).to.equal(200);
+    expectTooManyRequests(await gateway.get('acme', `/${THIRD.path}`));
   });
 
   it('keeps each client\'s budget apart: another client still downloads', async function () {
-    await download();
-    await download();
-    expectTooManyRequests(await download());
-    const other = await download('beta');
+    await download(FILE);
+    await download(SECOND);
+    expectTooManyRequests(await download(THIRD));
+    const other = await download(THIRD, 'beta');
     expect(other.status).to.equal(200);
-    expect(other.body.toString()).to.equal(FILE.bytes);
+    expect(other.body.toString()).to.equal(THIRD.bytes);
   });
 
   it('neither counts a 304 revalidation nor refuses one when the budget is spent', async function () {
     const etag = jsonOf<{ etag: string }>(await gateway.get('acme', `/info/${FILE.symbol}`)).etag;
-    // Not counted: three 304s first, and still two downloads are served.
-    for (let i = 0; i < 3; i += 1) expect((await download('acme', 'GET', { 'if-none-match': etag })).status).to.equal(304);
-    expect((await download()).status).to.equal(200);
-    expect((await download()).status).to.equal(200);
-    expectTooManyRequests(await download());
+    // Not counted: three 304s first, and still two other files are served.
+    for (let i = 0; i < 3; i += 1) expect((await download(FILE, 'acme', 'GET', { 'if-none-match': etag })).status).to.equal(304);
+    expect((await download(SECOND)).status).to.equal(200);
+    expect((await download(THIRD)).status).to.equal(200);
+    expectTooManyRequests(await download(FILE));
     // Not refused: with the budget spent, revalidation still gets 304, by symbol and by path, GET and HEAD.
-    const revalidated = await download('acme', 'GET', { 'if-none-match': etag });
+    const revalidated = await download(FILE, 'acme', 'GET', { 'if-none-match': etag });
     expect(revalidated.status).to.equal(304);
     expect(revalidated.headers['etag']).to.equal(etag);
-    expect((await download('acme', 'HEAD', { 'if-none-match': etag })).status).to.equal(304);
+    expect((await download(FILE, 'acme', 'HEAD', { 'if-none-match': etag })).status).to.equal(304);
     expect((await gateway.get('acme', `/${FILE.path}`, { 'if-none-match': etag })).status).to.equal(304);
+  });
+});
+
+describe('random-access readers: one download per file version per client within the window (limit 5)', function () {
+  let fixture: BlobStoreFixture;
+  let gateway: TestGateway;
+  const FILES = numberedFiles(7);
+  const [FIRST] = FILES as [(typeof FILES)[0]];
+
+  beforeEach(async function () {
+    fixture = await memoryFixture();
+    await fixture.put('indexes/acme.csv', buildIndexCsv(FILES.map((file) => buildIndexRow({ Symbol: file.symbol, FileName: file.path }))));
+    await fixture.put('indexes/beta.csv', buildIndexCsv(FILES.map((file) => buildIndexRow({ Symbol: file.symbol, FileName: file.path }))));
+    for (const file of FILES) await fixture.put(file.path, file.bytes);
+    gateway = await startGateway({
+      store: fixture.store,
+      clients: [
+        { clientId: 'acme', secret: 'acme-secret-acme-secret' },
+        { clientId: 'beta', secret: 'beta-secret-beta-secret' },
+      ],
+      env: { DOWNLOAD_RATE_LIMIT: '5' },
+    });
+  });
+
+  afterEach(async function () {
+    await gateway?.close();
+    await fixture?.cleanup();
+  });
+
+  it('serves 40 range reads of one file (as fsspec and parquet readers do), then 4 other files, and refuses a 6th file', async function () {
+    for (let i = 0; i < 40; i += 1) {
+      const start = i % FIRST.bytes.length;
+      const response = await gateway.get('acme', i % 2 === 0 ? `/download/${FIRST.symbol}` : `/${FIRST.path}`, { range: `bytes=${start}-${start}` });
+      expect(response.status, `range read ${i + 1}`).to.equal(206);
+      expect(response.body.toString()).to.equal(FIRST.bytes[start]);
+    }
+    // HEAD and a whole GET of the same version are the same download too.
+    expect((await gateway.get('acme', `/download/${FIRST.symbol}`, {}, 'HEAD')).status).to.equal(200);
+    expect((await gateway.get('acme', `/download/${FIRST.symbol}`)).status).to.equal(200);
+    for (const file of FILES.slice(1, 5)) expect((await gateway.get('acme', `/download/${file.symbol}`)).status, file.symbol).to.equal(200);
+    expect((await gateway.get('acme', `/download/${FILES[5]?.symbol}`)).status, 'a 6th different file').to.equal(429);
+    // Files already counted in the window are still served, whole or by range.
+    expect((await gateway.get('acme', `/download/${FIRST.symbol}`, { range: 'bytes=0-3' })).status).to.equal(206);
+    expect((await gateway.get('acme', `/download/${FILES[4]?.symbol}`)).status).to.equal(200);
+  });
+
+  it('counts a changed file (new ETag) as a new download', async function () {
+    expect((await gateway.get('acme', `/download/${FIRST.symbol}`, { range: 'bytes=0-3' })).status).to.equal(206);
+    await fixture.put(FIRST.path, `${FIRST.bytes}changed\n`);
+    for (let i = 0; i < 10; i += 1) expect((await gateway.get('acme', `/download/${FIRST.symbol}`, { range: 'bytes=0-3' })).status).to.equal(206);
+    // Two versions of the first file, then three others: the budget of 5 is spent.
+    for (const file of FILES.slice(1, 4)) expect((await gateway.get('acme', `/download/${file.symbol}`)).status, file.symbol).to.equal(200);
+    expect((await gateway.get('acme', `/download/${FILES[4]?.symbol}`)).status).to.equal(429);
+  });
+
+  it('counts the same file version once per client: another client is counted for it too', async function () {
+    for (const file of FILES.slice(0, 5)) expect((await gateway.get('acme', `/download/${file.symbol}`)).status).to.equal(200);
+    for (const file of FILES.slice(0, 5)) expect((await gateway.get('beta', `/download/${file.symbol}`)).status).to.equal(200);
+    expect((await gateway.get('acme', `/download/${FILES[5]?.symbol}`)).status).to.equal(429);
+    expect((await gateway.get('beta', `/download/${FILES[5]?.symbol}`)).status).to.equal(429);
+  });
+
+  it('counts parallel first reads of one new version once', async function () {
+    const reads = await Promise.all(Array.from({ length: 8 }, () => gateway.get('acme', `/download/${FIRST.symbol}`, { range: 'bytes=0-0' })));
+    expect(reads.map((read) => read.status)).to.deep.equal(Array(8).fill(206));
+    for (const file of FILES.slice(1, 5)) expect((await gateway.get('acme', `/download/${file.symbol}`)).status, file.symbol).to.equal(200);
   });
 });
 

@@ -218,8 +218,13 @@ describe('GET and HEAD /<path> decisions', function () {
 
   before(async function () {
     const store = new MemoryBlobStore();
-    store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'FILE', FileName: 'files/file.csv' })]));
+    const others = Array.from({ length: 5 }, (_, i) => `files/other-${i}.csv`);
+    store.put('indexes/acme.csv', buildIndexCsv([
+      buildIndexRow({ Symbol: 'FILE', FileName: 'files/file.csv' }),
+      ...others.map((fileName, i) => buildIndexRow({ Symbol: `OTHER${i}`, FileName: fileName })),
+    ]));
     store.put('files/file.csv', 'a,b\n1,2\n');
+    for (const fileName of others) store.put(fileName, 'x,y\n3,4\n');
     gateway = await startGateway({
       store,
       clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }],
@@ -254,7 +259,8 @@ describe('GET and HEAD /<path> decisions', function () {
 
   it('HEAD responds 429 once the download budget is spent, still answering 304 to revalidation', async function () {
     let last = 0;
-    for (let i = 0; i < 5 && last !== 429; i += 1) last = (await gateway.get('acme', path, {}, 'HEAD')).status;
+    // One download per file version: the budget is spent on different files.
+    for (let i = 0; i < 5 && last !== 429; i += 1) last = (await gateway.get('acme', `/files/other-${i}.csv`, {}, 'HEAD')).status;
     expect(last).to.equal(429);
     expect((await gateway.get('acme', path, { 'if-none-match': etag }, 'HEAD')).status).to.equal(304);
   });

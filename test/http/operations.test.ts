@@ -206,7 +206,7 @@ describe('operating the gateway', function () {
       before(async function () {
         const store = new MemoryBlobStore();
         seed(store);
-        gateway = await startGateway({ store, clients: [acme], env: { METRICS_TOKEN: metricsToken, DOWNLOAD_RATE_LIMIT: '3' } });
+        gateway = await startGateway({ store, clients: [acme], env: { METRICS_TOKEN: metricsToken, DOWNLOAD_RATE_LIMIT: '2' } });
       });
 
       after(async function () {
@@ -233,8 +233,9 @@ describe('operating the gateway', function () {
         await gateway.get('acme', '/catalog');
         await gateway.get('acme', '/download/FILE');
         await gateway.get('acme', '/download/GONE');
+        // The same version of FILE again: not counted. Then another file, over the budget of 2.
         await gateway.get('acme', '/download/FILE');
-        await gateway.get('acme', '/download/FILE');
+        await gateway.get('acme', '/download/FROZEN');
         await gateway.request('POST', '/oauth/token', {
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body: 'grant_type=client_credentials&client_id=acme&client_secret=wrong-secret-wrong',

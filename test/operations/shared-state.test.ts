@@ -2,6 +2,7 @@ import { ContainerClient } from '@azure/storage-blob';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { connectRedis, pingRedis } from '../../src/adapters/redis/redis-client.js';
+import { redisCountedVersions } from '../../src/adapters/redis/redis-counted-versions.js';
 import { redisStores } from '../../src/adapters/redis/redis-rate-limit-stores.js';
 import { fromConnectionString } from '../../src/adapters/storage/azure-blob-store.js';
 import { createTestContainer, FAST_FAILING_PIPELINE, startAzurite } from '../support/azurite.js';
@@ -13,6 +14,10 @@ import { azuriteFixture, type BlobStoreFixture } from '../support/store-fixtures
 
 const acme = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
 const other = { clientId: 'other', secret: 'other-secret-other-secret' };
+const reader = { clientId: 'reader', secret: 'reader-secret-reader-secret' };
+/** The symbols of the seeded files `data/<symbol>.csv`, in every client's index. */
+const SYMBOLS = ['A', 'B', 'C', 'D'] as const;
+const CONTENT = 'a,b\n1,2\n';
 
 function redisClient(url: string, commandTimeoutMs = 500): Redis {
   return connectRedis({ url, connectTimeoutMs: 1000, commandTimeoutMs, logger: quietLogger });
@@ -25,13 +30,18 @@ function connected(client: Redis): Promise<void> {
 }
 
 async function seed(fixture: BlobStoreFixture): Promise<void> {
-  for (const client of [acme, other]) {
-    await fixture.put(`indexes/${client.clientId}.csv`, buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' })]));
-  }
-  await fixture.put('data/a.csv', 'a,b\n1,2\n');
+  const index = buildIndexCsv(SYMBOLS.map((symbol) => buildIndexRow({ Symbol: symbol, FileName: `data/${symbol.toLowerCase()}.csv` })));
+  for (const client of [acme, other, reader]) await fixture.put(`indexes/${client.clientId}.csv`, index);
+  for (const symbol of SYMBOLS) await fixture.put(`data/${symbol.toLowerCase()}.csv`, CONTENT);
+}
+
+/** The limits and the counted download versions of a gateway instance, in Redis under `keyPrefix`. */
+function sharedLimits(client: Redis, keyPrefix: string) {
+  return { rateLimitStores: redisStores(client, keyPrefix), countedVersions: redisCountedVersions(client, keyPrefix, quietLogger) };
 }
 
 describe('two gateway instances sharing one Azurite and one Redis (REDIS_URL)', function () {
+  this.timeout(60_000);
   let fixture: BlobStoreFixture;
   const clients: Redis[] = [];
   let instanceA: TestGateway;
@@ -47,8 +57,8 @@ describe('two gateway instances sharing one Azurite and one Redis (REDIS_URL)', 
       await connected(client);
       return startGateway({
         store: fixture.store,
-        clients: [acme, other],
-        rateLimitStores: redisStores(client, keyPrefix),
+        clients: [acme, other, reader],
+        ...sharedLimits(client, keyPrefix),
         env: { DOWNLOAD_RATE_LIMIT: '2', TOKEN_FAILURE_LIMIT: '2' },
       });
     };
@@ -65,10 +75,24 @@ describe('two gateway instances sharing one Azurite and one Redis (REDIS_URL)', 
 
   it('refuses on instance B a client that spent its download budget on instance A', async function () {
     expect((await instanceA.get('acme', '/download/A')).status).to.equal(200);
-    expect((await instanceA.get('acme', '/download/A')).status).to.equal(200);
-    const refused = await instanceB.get('acme', '/download/A');
+    expect((await instanceA.get('acme', '/download/B')).status).to.equal(200);
+    const refused = await instanceB.get('acme', '/download/C');
     expect(refused.status).to.equal(429);
     expect(refused.headers['retry-after']).to.match(/^\d+$/);
+  });
+
+  it('counts 40 range reads of one file version, spread over both instances, as one download', async function () {
+    for (let i = 0; i < 40; i += 1) {
+      const response = await (i % 2 === 0 ? instanceA : instanceB).get('reader', '/download/A', { range: `bytes=${i % CONTENT.length}-` });
+      expect(response.status, `range read ${i + 1}`).to.equal(206);
+    }
+    // A and B are the budget of 2, whichever instance serves them; a third file is refused on both.
+    expect((await instanceB.get('reader', '/download/B')).status).to.equal(200);
+    expect((await instanceA.get('reader', '/download/C')).status).to.equal(429);
+    expect((await instanceB.get('reader', '/download/C')).status).to.equal(429);
+    // The counted versions are still served by both.
+    expect((await instanceA.get('reader', '/download/B', { range: 'bytes=0-0' })).status).to.equal(206);
+    expect((await instanceB.get('reader', '/download/A')).status).to.equal(200);
   });
 
   it('shares wrong-secret counts: failures on A lock the address out for that client on B too', async function () {
@@ -96,7 +120,7 @@ describe('Redis stopping while the gateway serves (RATE_LIMIT_ON_STORE_ERROR)', 
         const gateway = await startGateway({
           store: fixture.store,
           clients: [acme],
-          rateLimitStores: redisStores(client, uniqueKeyPrefix(`outage-${policy}`)),
+          ...sharedLimits(client, uniqueKeyPrefix(`outage-${policy}`)),
           redisProblem: () => pingRedis(client),
           env: { DOWNLOAD_RATE_LIMIT: '2', RATE_LIMIT_ON_STORE_ERROR: policy, READY_CACHE_SECONDS: '0' },
         });
@@ -125,8 +149,8 @@ describe('Redis stopping while the gateway serves (RATE_LIMIT_ON_STORE_ERROR)', 
           await connected(client);
           expect((await gateway.request('GET', '/ready')).status).to.equal(200);
           expect((await gateway.get('acme', '/download/A')).status).to.equal(200);
-          expect((await gateway.get('acme', '/download/A')).status).to.equal(200);
-          expect((await gateway.get('acme', '/download/A')).status, 'the limit applies again').to.equal(429);
+          expect((await gateway.get('acme', '/download/B')).status).to.equal(200);
+          expect((await gateway.get('acme', '/download/C')).status, 'the limit applies again').to.equal(429);
         } finally {
           await gateway.close();
           client.disconnect();
@@ -149,7 +173,7 @@ describe('a gateway started while Redis is unreachable', function () {
     const gateway = await startGateway({
       store: fixture.store,
       clients: [acme],
-      rateLimitStores: redisStores(client, uniqueKeyPrefix('late')),
+      ...sharedLimits(client, uniqueKeyPrefix('late')),
       redisProblem: () => pingRedis(client),
       env: { DOWNLOAD_RATE_LIMIT: '1', READY_CACHE_SECONDS: '0' },
     });
@@ -164,7 +188,7 @@ describe('a gateway started while Redis is unreachable', function () {
       await connected(client);
       expect((await gateway.request('GET', '/ready')).status).to.equal(200);
       expect((await gateway.get('acme', '/download/A')).status).to.equal(200);
-      expect((await gateway.get('acme', '/download/A')).status, 'the limit of 1 counted in Redis').to.equal(429);
+      expect((await gateway.get('acme', '/download/B')).status, 'the limit of 1 counted in Redis').to.equal(429);
     } finally {
       await gateway.close();
       client.disconnect();

@@ -185,7 +185,12 @@ export interface paths {
          *     folder store; on Azure the link is storage's own SAS URL). No bearer token: the link is
          *     the credential, valid until its `expiresAt` for the one version (`etag`) it was made
          *     for; a changed file answers `412`. Ranges and conditionals work as for
-         *     `GET /download/{symbol}`. Not rate limited (the link was counted when it was made).
+         *     `GET /download/{symbol}`. Checked on every use: the link stops working (`403`) while
+         *     its client is disabled or no longer registered (`invalid_link`) and once the file is no
+         *     longer in that client's index (`not_entitled`). Counted against the download rate limit
+         *     of the link's client exactly as its own downloads are: once per file version within
+         *     the window, so a link made by `GET /link/{symbol}` and used within the window costs one
+         *     download (`429` once that client's budget is spent on other files).
          *     Exists only with `DOWNLOAD_LINKS=on` (`404` otherwise).
          */
         get: operations["downloadBySignedLink"];
@@ -223,7 +228,8 @@ export interface paths {
          *     account key); on the local folder store it is a gateway-signed URL
          *     (`/download/signed/{name}`) pinned to the version `etag`. Send `If-Match: <etag>` with it
          *     to be sure to get that version from Azure too. Entitlement is checked exactly as for a
-         *     download, and each link counts against the download rate limit. Exists only with
+         *     download, and each link counts against the download rate limit (once per file version
+         *     within the window, downloads through the link included). Exists only with
          *     `DOWNLOAD_LINKS=on` (`404` otherwise).
          */
         get: operations["getDownloadLink"];
@@ -1113,7 +1119,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The download link is forged, altered, expired or not for this file (`invalid_link`). */
+        /** @description The download link is forged, altered, expired, not for this file, or revoked because its client is disabled or no longer registered (`invalid_link`); or the file is no longer in the index of the link's client (`not_entitled`). */
         LinkForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -1167,7 +1173,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The download link is forged, altered, expired or not for this file. No body. */
+        /** @description The download link is forged, altered, expired, not for this file or revoked, or the file left its client's index. No body. */
         HeadLinkForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -1876,6 +1882,7 @@ export interface operations {
             404: components["responses"]["FileNotFound"];
             412: components["responses"]["PreconditionFailed"];
             416: components["responses"]["RangeNotSatisfiable"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderTooLarge"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
@@ -1953,6 +1960,7 @@ export interface operations {
             403: components["responses"]["HeadLinkForbidden"];
             404: components["responses"]["HeadNotFound"];
             412: components["responses"]["HeadPreconditionFailed"];
+            429: components["responses"]["HeadTooManyRequests"];
             431: components["responses"]["HeadHeaderTooLarge"];
             500: components["responses"]["HeadInternalError"];
             502: components["responses"]["HeadBadGateway"];

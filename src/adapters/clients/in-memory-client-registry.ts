@@ -14,6 +14,12 @@ export class InMemoryClientRegistry implements ClientRegistry {
     return this;
   }
 
+  /** Unregisters the client with this id, if there is one. */
+  remove(clientId: string): this {
+    this.clients.delete(clientId);
+    return this;
+  }
+
   async find(clientId: string): Promise<ClientRecord | undefined> {
     return this.clients.get(clientId);
   }

@@ -25,6 +25,8 @@ export interface OperationContext {
 export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   /** Verifies the links the gateway signs itself, when it serves them (`/download/signed/<name>`). */
   readonly signedLinks: SignedLinks | undefined;
+  /** The client a link was made for, while it is registered and active (`undefined`: the link is revoked). */
+  readonly linkHolder: (clientId: string) => Promise<Principal | undefined>;
   /** The contract itself, served at `/openapi.yaml` so subscribers can generate clients. */
   readonly openApiDocument: string;
   /** Runs the client credentials grant for a token request. */
@@ -86,8 +88,8 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     return handleDownload(deps, context.req, context.res, {
       clientId: principal.clientId,
       target,
-      prepare: (request) => deps.files.prepareDownload(principal, target, request),
-      counted: true,
+      resolve: () => deps.files.resolve(principal, target),
+      decide: (entry, request) => deps.files.decide(entry, request),
       redirect: wantsRedirect(context),
     });
   };
@@ -97,7 +99,11 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
   const downloadByPath: OperationHandler = (context) =>
     downloadFor(context, { path: decodeRequestPath(String(context.res.locals['rawStoragePath'] ?? '')) });
 
-  /** `GET|HEAD /download/signed/<name>?token=`: the link is the credential; counted when it was made. */
+  /**
+   * `GET|HEAD /download/signed/<name>?token=`: the link is the credential, for as long as its
+   * client is registered and active and the file is in that client's index (both checked on every
+   * use, from memory); counted against that client's budget like its own downloads.
+   */
   const downloadBySignedLink: OperationHandler = async (context) => {
     if (deps.signedLinks === undefined) throw new Error('Gateway-signed links are off: the route should not exist');
     const link = await deps.signedLinks.verify(String(context.req.query['token'] ?? ''));
@@ -107,8 +113,14 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     return handleDownload(deps, context.req, context.res, {
       clientId: link.clientId,
       target: { path: link.path },
-      prepare: (request) => deps.files.prepareLinkedDownload(link, request),
-      counted: false,
+      resolve: async () => {
+        const holder = await deps.linkHolder(link.clientId);
+        if (holder === undefined) {
+          throw new RequestRefused('invalid_link', 'The download link was revoked: its client is disabled or no longer registered');
+        }
+        return deps.files.resolve(holder, { path: link.path });
+      },
+      decide: (entry, request) => deps.files.decideLinked(entry, link.etag, request),
       redirect: false,
     });
   };

@@ -2,13 +2,15 @@ import { posix } from 'node:path';
 import contentDisposition from 'content-disposition';
 import type { Request, Response } from 'express';
 import type { DownloadRequest } from '../../domain/download-policy.js';
+import { FileNotFound } from '../../domain/errors.js';
 import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/file-access.js';
+import type { CatalogEntry } from '../../domain/file-catalog.js';
 import type { Clock, Principal } from '../../domain/ports.js';
+import type { DownloadBudget } from './download-budget.js';
 import { RequestRefused } from './error-responses.js';
 import { parseDownloadRequest } from './grammar/download-request.js';
 import { publicOrigin } from './oauth-discovery.js';
 import { startDownloadAttempt } from './observability.js';
-import type { DownloadLimiter } from './rate-limits.js';
 import { streamBody, TransferFailed } from './stream-body.js';
 
 /** Makes a direct link to a file: storage's own URL (a SAS) or a gateway-signed one. */
@@ -27,7 +29,7 @@ export interface DirectLinkRequest {
 
 export interface DownloadHandlerDependencies {
   readonly files: FileAccess;
-  readonly limiter: DownloadLimiter;
+  readonly budget: DownloadBudget;
   readonly clock: Clock;
   /** How long a transfer may make no progress before it is cut. */
   readonly idleTimeoutMs: number;
@@ -44,10 +46,13 @@ export interface DownloadHandlerDependencies {
 export interface DownloadOrder {
   readonly clientId: string;
   readonly target: DownloadTarget;
-  /** Resolves the target and decides the answer from the parsed request. */
-  readonly prepare: (request: DownloadRequest) => Promise<PreparedDownload>;
-  /** Counted against the client's download budget (a signed link was counted when it was made). */
-  readonly counted: boolean;
+  /**
+   * The catalog entry asked for, from memory (the registry and the cached catalog): refusals
+   * (not entitled, a revoked link) are thrown before the budget is looked at or storage asked.
+   */
+  readonly resolve: () => Promise<CatalogEntry>;
+  /** Decides the answer from the file's current properties and the parsed request. */
+  readonly decide: (entry: CatalogEntry, request: DownloadRequest) => Promise<PreparedDownload>;
   /** Answer 307 to a direct link instead of sending the bytes (`?redirect=true`). */
   readonly redirect: boolean;
 }
@@ -64,7 +69,8 @@ const downloadSafetyHeaders = { 'Content-Security-Policy': 'sandbox' };
 /**
  * Every download (`GET|HEAD /download/<symbol>`, `GET|HEAD /<path>`, a signed link): parses the
  * request's conditionals, asks the domain for a decision, then writes exactly that decision;
- * refusals are thrown for the error renderer. 304s are neither counted nor refused by the rate limit.
+ * refusals are thrown for the error renderer. Every answer but a 304 is counted against the
+ * client's download budget, once per file version within the window (`DownloadBudget`).
  */
 export async function handleDownload(deps: DownloadHandlerDependencies, req: Request, res: Response, order: DownloadOrder): Promise<void> {
   // Attached before any storage wait: a client that leaves while storage is slow cancels what is
@@ -90,23 +96,32 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
   });
 
   const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
-  // Only a revalidation can end in 304, which is never counted nor refused: any other request is
-  // counted first, so that a client over its budget costs no entitlement check nor storage call.
+  const entry = await order.resolve();
+  attempt.symbol = entry.symbol;
+  attempt.path = entry.fileName;
+  // Only a revalidation can end in 304, which is never counted nor refused: any other request of
+  // a client whose budget is spent is refused now (unless it already has this file counted), so
+  // that it costs no storage call.
   const mayBeNotModified = request.ifNoneMatch !== undefined || request.ifModifiedSince !== undefined;
-  if (order.counted && !mayBeNotModified) await deps.limiter(req, res, order.clientId);
-  let prepared: PreparedDownload | undefined;
-  let failure: unknown;
+  if (!mayBeNotModified) await deps.budget.admit(order.clientId, entry.fileName);
+  let prepared: PreparedDownload;
   try {
-    prepared = await order.prepare(request);
+    prepared = await order.decide(entry, request);
   } catch (error) {
-    failure = error;
+    if (abort.signal.aborted) {
+      logger.debug(where, 'client left before the download was decided');
+      return;
+    }
+    if (error instanceof FileNotFound) await deps.budget.countUnversioned(req, res, order.clientId);
+    throw error;
   }
   if (abort.signal.aborted) {
     logger.debug(where, 'client left before the download was decided');
     return;
   }
-  if (order.counted && mayBeNotModified && prepared?.decision.kind !== 'notModified') await deps.limiter(req, res, order.clientId);
-  if (prepared === undefined) throw failure;
+  if (prepared.decision.kind !== 'notModified') {
+    await deps.budget.count(req, res, order.clientId, entry.fileName, prepared.properties.etag);
+  }
 
   const { decision, properties } = prepared;
   attempt.symbol = prepared.entry.symbol;
@@ -183,8 +198,8 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
 }
 
 /**
- * `GET /link/<symbol>`: counted like a download, then entitlement and the file's current version
- * exactly as for a download, then a direct link to that version.
+ * `GET /link/<symbol>`: entitlement and the file's current version exactly as for a download,
+ * counted as a download of that version, then a direct link to it.
  */
 export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: Request, res: Response, principal: Principal, symbol: string): Promise<void> {
   const links = deps.links;
@@ -200,10 +215,18 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
     failure: undefined,
     linked: false,
   });
-  await deps.limiter(req, res, principal.clientId);
-  // No conditionals: a link is for the file as it is now.
-  const prepared = await deps.files.prepareDownload(principal, { symbol }, parseDownloadRequest('GET', () => undefined, deps.clock.now()));
-  attempt.path = prepared.entry.fileName;
+  const entry = await deps.files.resolve(principal, { symbol });
+  attempt.path = entry.fileName;
+  await deps.budget.admit(principal.clientId, entry.fileName);
+  let prepared: PreparedDownload;
+  try {
+    // No conditionals: a link is for the file as it is now.
+    prepared = await deps.files.decide(entry, parseDownloadRequest('GET', () => undefined, deps.clock.now()));
+  } catch (error) {
+    if (error instanceof FileNotFound) await deps.budget.countUnversioned(req, res, principal.clientId);
+    throw error;
+  }
+  await deps.budget.count(req, res, principal.clientId, entry.fileName, prepared.properties.etag);
   attempt.fileSize = prepared.properties.size;
   attempt.etag = prepared.properties.etag;
   const link = await issueLink(links, deps, req, principal.clientId, prepared);

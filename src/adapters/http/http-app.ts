@@ -10,6 +10,8 @@ import type { Clock, Principal } from '../../domain/ports.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
+import type { CountedVersionsFactory } from './counted-versions.js';
+import { DownloadBudget } from './download-budget.js';
 import type { DirectLinkIssuer } from './download-handler.js';
 import { createApiReferenceAssets } from './api-reference.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
@@ -38,6 +40,8 @@ export interface HttpAppDependencies {
   readonly tokenFailureLimits: TokenFailureLimits;
   readonly tokenIssueLimit: TokenIssueLimit;
   readonly downloadRateLimit: DownloadRateLimit;
+  /** Where the file versions already counted within the download window are kept (one per client and file). */
+  readonly countedVersions: CountedVersionsFactory;
   /** How long a download may make no progress before it is cut. */
   readonly downloadIdleTimeoutMs: number;
   readonly audit: AuditTrail;
@@ -117,7 +121,10 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
   const routeOf = createRouteMatcher(api);
   const handlers = createOperationHandlers({
     files: deps.files,
-    limiter: createDownloadLimiter(deps.downloadRateLimit),
+    budget: new DownloadBudget(
+      createDownloadLimiter(deps.downloadRateLimit),
+      deps.countedVersions(deps.downloadRateLimit.windowSeconds * 1000),
+    ),
     clock: deps.clock,
     idleTimeoutMs: deps.downloadIdleTimeoutMs,
     readiness: deps.readiness,
@@ -128,6 +135,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     issueToken: createTokenIssuer(deps.auth, new TokenFailureThrottle(deps.tokenFailureLimits)),
     links: deps.links,
     signedLinks: deps.signedLinks,
+    linkHolder: (clientId) => deps.auth.linkHolder(clientId),
   });
 
   const authenticate = async (req: Request): Promise<Principal> => {

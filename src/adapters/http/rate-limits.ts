@@ -115,41 +115,55 @@ export interface DownloadRateLimit {
   readonly stores: RateLimitStoreFactory;
 }
 
-/** Counts one download (or link) of a client; throws the `rate_limited` refusal when its budget is spent. */
-export type DownloadLimiter = (req: Request, res: Response, clientId: string) => Promise<void>;
+/** A client's download budget (see download-budget.ts for what is counted). */
+export interface DownloadLimiter {
+  /** Counts one download (or link) of a client; throws the `rate_limited` refusal when its budget is spent. */
+  count(req: Request, res: Response, clientId: string): Promise<void>;
+  /** Throws the `rate_limited` refusal when the client's budget is already spent, counting nothing. */
+  refuseIfSpent(clientId: string): Promise<void>;
+}
 
 /**
- * Counts a download against its client's budget. Called by the download handler only for
+ * Counts downloads against their client's budget. Called by the download handler only for
  * responses that are not 304, so revalidating a cached file is never counted nor refused.
  */
 export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimiter {
+  const store = options.stores('downloads');
+  const keyOf = (clientId: string): string => `client:${clientId}`;
+  const refusal = (retryAfterSeconds: number): RequestRefused =>
+    new RequestRefused(
+      'rate_limited',
+      `Download limit of ${options.limit} per ${options.windowSeconds} seconds reached; retry in ${retryAfterSeconds} seconds`,
+      { retryAfterSeconds },
+    );
   const middleware = rateLimit({
     windowMs: options.windowSeconds * 1000,
     limit: options.limit,
     identifier: 'downloads',
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    keyGenerator: (_req, res) => `client:${String(res.locals['limitedClientId'])}`,
-    store: options.stores('downloads'),
+    keyGenerator: (_req, res) => keyOf(String(res.locals['limitedClientId'])),
+    store,
     handler: (req, _res, next) => {
-      const retryAfterSeconds = limiterRetryAfter(req, options.windowSeconds);
-      next(
-        new RequestRefused(
-          'rate_limited',
-          `Download limit of ${options.limit} per ${options.windowSeconds} seconds reached; retry in ${retryAfterSeconds} seconds`,
-          { retryAfterSeconds },
-        ),
-      );
+      next(refusal(limiterRetryAfter(req, options.windowSeconds)));
     },
   });
 
-  return async (req, res, clientId) => {
-    res.locals['limitedClientId'] = clientId;
-    let failure: unknown;
-    await middleware(req, res, (error?: unknown) => {
-      failure = error;
-    });
-    if (failure !== undefined) throw failure;
+  return {
+    async count(req, res, clientId) {
+      res.locals['limitedClientId'] = clientId;
+      let failure: unknown;
+      await middleware(req, res, (error?: unknown) => {
+        failure = error;
+      });
+      if (failure !== undefined) throw failure;
+    },
+    async refuseIfSpent(clientId) {
+      const info = await store.get?.(keyOf(clientId));
+      const now = Date.now();
+      if (info === undefined || info.totalHits < options.limit || (info.resetTime !== undefined && info.resetTime.getTime() <= now)) return;
+      throw refusal(secondsUntil(info.resetTime, options.windowSeconds, now));
+    },
   };
 }
 

@@ -137,7 +137,12 @@ export const headDownloadBySymbol = <ThrowOnError extends boolean = false>(optio
  * folder store; on Azure the link is storage's own SAS URL). No bearer token: the link is
  * the credential, valid until its `expiresAt` for the one version (`etag`) it was made
  * for; a changed file answers `412`. Ranges and conditionals work as for
- * `GET /download/{symbol}`. Not rate limited (the link was counted when it was made).
+ * `GET /download/{symbol}`. Checked on every use: the link stops working (`403`) while
+ * its client is disabled or no longer registered (`invalid_link`) and once the file is no
+ * longer in that client's index (`not_entitled`). Counted against the download rate limit
+ * of the link's client exactly as its own downloads are: once per file version within
+ * the window, so a link made by `GET /link/{symbol}` and used within the window costs one
+ * download (`429` once that client's budget is spent on other files).
  * Exists only with `DOWNLOAD_LINKS=on` (`404` otherwise).
  *
  */
@@ -160,7 +165,8 @@ export const headDownloadBySignedLink = <ThrowOnError extends boolean = false>(o
  * account key); on the local folder store it is a gateway-signed URL
  * (`/download/signed/{name}`) pinned to the version `etag`. Send `If-Match: <etag>` with it
  * to be sure to get that version from Azure too. Entitlement is checked exactly as for a
- * download, and each link counts against the download rate limit. Exists only with
+ * download, and each link counts against the download rate limit (once per file version
+ * within the window, downloads through the link included). Exists only with
  * `DOWNLOAD_LINKS=on` (`404` otherwise).
  *
  */

@@ -1018,7 +1018,7 @@ export type DownloadBySignedLinkErrors = {
      */
     400: Error;
     /**
-     * The download link is forged, altered, expired or not for this file (`invalid_link`).
+     * The download link is forged, altered, expired, not for this file, or revoked because its client is disabled or no longer registered (`invalid_link`); or the file is no longer in the index of the link's client (`not_entitled`).
      */
     403: Error;
     /**
@@ -1033,6 +1033,10 @@ export type DownloadBySignedLinkErrors = {
      * The `Range` does not overlap the file; `Content-Range` gives the file's size.
      */
     416: Error;
+    /**
+     * The caller exceeded its download rate limit; retry after `Retry-After` seconds.
+     */
+    429: Error;
     /**
      * A conditional or `Range` header (`If-Match`, `If-None-Match`, `If-Modified-Since`,
      * `If-Unmodified-Since`, `Range`, `If-Range`) is longer than 8192 characters (RFC 6585
@@ -1147,7 +1151,7 @@ export type HeadDownloadBySignedLinkErrors = {
      */
     400: unknown;
     /**
-     * The download link is forged, altered, expired or not for this file. No body.
+     * The download link is forged, altered, expired, not for this file or revoked, or the file left its client's index. No body.
      */
     403: unknown;
     /**
@@ -1158,6 +1162,10 @@ export type HeadDownloadBySignedLinkErrors = {
      * `If-Match` or `If-Unmodified-Since` evaluated to false. No body.
      */
     412: unknown;
+    /**
+     * The caller exceeded its download rate limit. No body.
+     */
+    429: unknown;
     /**
      * A conditional or `Range` header is longer than 8192 characters. No body.
      */
