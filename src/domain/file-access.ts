@@ -86,11 +86,6 @@ export class FileAccess {
     return { entry, properties: await this.propertiesOf(entry) };
   }
 
-  /** Resolves the target and decides the response from the file's current properties. */
-  async prepareDownload(principal: Principal, target: DownloadTarget, request: DownloadRequest): Promise<PreparedDownload> {
-    return this.decide(await this.resolve(principal, target), request);
-  }
-
   /**
    * The caller's catalog entry for the target, from its (cached) catalog: storage is not asked
    * whether the file exists. Throws `NotEntitled` (and what `Entitlement.catalogFor` throws).
