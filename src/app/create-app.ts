@@ -9,6 +9,7 @@ import { SignedLinks } from '../adapters/http/signed-links.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryCountedVersions, type CountedVersionsFactory } from '../adapters/http/counted-versions.js';
 import { memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
+import { VerificationQueue, verificationQueueBounds } from '../adapters/http/verification-queue.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-store.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
@@ -17,7 +18,7 @@ import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../domain/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
 import { FileAccess } from '../domain/file-access.js';
-import type { BlobStore, ClientRegistry, Clock } from '../domain/ports.js';
+import type { BlobStore, ClientRegistry, Clock, SecretHasher } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
 import { openApiDefinitionPath } from './package-root.js';
 import { Readiness } from './readiness.js';
@@ -29,6 +30,8 @@ export interface AppAdapters {
   readonly logger: Logger;
   /** The system clock unless a test fixes the time. */
   readonly clock?: Clock;
+  /** How client secrets are verified; scrypt (SECRET_HASH_CONCURRENCY at once) when absent. */
+  readonly secrets?: SecretHasher;
   /** Where rate-limit counts live; this process's memory when absent. */
   readonly rateLimitStores?: RateLimitStoreFactory;
   /**
@@ -83,13 +86,19 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
   const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000 });
   const auth = new ClientAuthentication({
     registry,
-    secrets: new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
+    secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
     tokens: new JwtTokenStore({ signingKey: config.tokenSigningKey, clock }),
     tokenLifetimeSeconds: config.tokenTtlSeconds,
     clock,
   });
   const definitionPath = openApiDefinitionPath();
   const { links, signedLinks } = directLinks(config, adapters.storageLinks, clock);
+  const verifications = new VerificationQueue({
+    concurrency: config.secretHashConcurrency,
+    ...verificationQueueBounds(config.secretHashConcurrency),
+    onWaiting: (waiting) => metrics.secretVerificationsWaiting(waiting),
+    onRefused: (reason) => metrics.secretVerificationRefused(reason),
+  });
   const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);
 
   return createHttpApp({
@@ -97,6 +106,8 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     openApiDocument: await readFile(definitionPath, 'utf8'),
     files,
     auth,
+    registry,
+    verifications,
     clock,
     logger,
     tokenFailureLimits: {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { ClientAuthentication } from '../../domain/client-authentication.js';
 import { InvalidToken } from '../../domain/errors.js';
 import type { FileAccess } from '../../domain/file-access.js';
-import type { Clock, Principal } from '../../domain/ports.js';
+import type { ClientRegistry, Clock, Principal } from '../../domain/ports.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
@@ -21,6 +21,7 @@ import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } f
 import {
   createDownloadLimiter,
   createTokenIssueLimit,
+  registeredClients,
   TokenFailureThrottle,
   type DownloadRateLimit,
   type TokenFailureLimits,
@@ -29,12 +30,17 @@ import {
 import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
 import type { SignedLinks } from './signed-links.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
+import type { VerificationQueue } from './verification-queue.js';
 
 export interface HttpAppDependencies {
   readonly api: OpenApi;
   readonly openApiDocument: string;
   readonly files: FileAccess;
   readonly auth: ClientAuthentication;
+  /** Which client ids limits may name (only registered ones; others count by address). */
+  readonly registry: ClientRegistry;
+  /** Where secret verifications wait their address's turn. */
+  readonly verifications: VerificationQueue;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly tokenFailureLimits: TokenFailureLimits;
@@ -104,7 +110,12 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
 
   // The token endpoint's steps before its operation handler: read the body (bounded), then the
   // client's issued-token budget, checked before any secret is verified.
-  app.post('/oauth/token', markTokenRequest, ...tokenRequestBodyParsers(), createTokenIssueLimit(deps.tokenIssueLimit, requestedClientId));
+  app.post(
+    '/oauth/token',
+    markTokenRequest,
+    ...tokenRequestBodyParsers(),
+    createTokenIssueLimit(deps.tokenIssueLimit, requestedClientId, registeredClients(deps.registry)),
+  );
 
   app.use(createContractRouter(deps));
   app.use(renderErrors);
@@ -132,7 +143,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     openApiDocument: deps.openApiDocument,
     apiReferenceAsset: createApiReferenceAssets(),
     publicBaseUrl: deps.publicBaseUrl,
-    issueToken: createTokenIssuer(deps.auth, new TokenFailureThrottle(deps.tokenFailureLimits)),
+    issueToken: createTokenIssuer(deps.auth, new TokenFailureThrottle(deps.tokenFailureLimits, registeredClients(deps.registry)), deps.verifications),
     links: deps.links,
     signedLinks: deps.signedLinks,
     linkHolder: (clientId) => deps.auth.linkHolder(clientId),

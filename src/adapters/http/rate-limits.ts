@@ -1,6 +1,9 @@
+import { isIP } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, MemoryStore, rateLimit, type ClientRateLimitInfo, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit, type ClientRateLimitInfo, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import type { ClientRegistry } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
 
 /**
@@ -12,7 +15,82 @@ import { RequestRefused } from './error-responses.js';
 /** Makes a store for one budget; each budget gets its own, initialised with its own window. */
 export type RateLimitStoreFactory = (name: string) => Store;
 
-export const memoryStores: RateLimitStoreFactory = () => new MemoryStore();
+/**
+ * Keys one in-memory budget remembers. Every key is a registered client or an address (see
+ * `LimitedParty`), so a real deployment stays far below it; past it, the key counted least recently
+ * is forgotten (its count starts again), so memory stays bounded (about 150 bytes a key) whatever
+ * an attacker sends.
+ */
+export const MEMORY_STORE_MAX_KEYS = 100_000;
+
+/** Each budget's counts in this process's memory, at most `maxKeys` keys each. */
+export function boundedMemoryStores(maxKeys: number = MEMORY_STORE_MAX_KEYS): RateLimitStoreFactory {
+  return () => new BoundedMemoryStore(maxKeys);
+}
+
+export const memoryStores: RateLimitStoreFactory = boundedMemoryStores();
+
+interface Count {
+  totalHits: number;
+  readonly resetTime: Date;
+}
+
+/**
+ * An express-rate-limit store in a least-recently-used cache (lru-cache) of at most `maxKeys`
+ * keys, each forgotten when its window ends. (express-rate-limit's own `MemoryStore` keeps every
+ * key of the window, however many.)
+ */
+export class BoundedMemoryStore implements Store {
+  readonly localKeys = true;
+  #windowMs = 60_000;
+  #counts: LRUCache<string, Count>;
+
+  constructor(private readonly maxKeys: number) {
+    this.#counts = new LRUCache({ max: maxKeys, ttl: this.#windowMs });
+  }
+
+  /** Keys remembered now. */
+  get size(): number {
+    return this.#counts.size;
+  }
+
+  init(options: Options): void {
+    this.#windowMs = options.windowMs;
+    this.#counts = new LRUCache({ max: this.maxKeys, ttl: this.#windowMs });
+  }
+
+  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
+    const count = this.#current(key);
+    return count === undefined ? undefined : { totalHits: count.totalHits, resetTime: count.resetTime };
+  }
+
+  async increment(key: string): Promise<IncrementResponse> {
+    let count = this.#current(key);
+    if (count === undefined) {
+      count = { totalHits: 0, resetTime: new Date(Date.now() + this.#windowMs) };
+      this.#counts.set(key, count);
+    }
+    count.totalHits += 1;
+    return { totalHits: count.totalHits, resetTime: count.resetTime };
+  }
+
+  async decrement(key: string): Promise<void> {
+    // A count whose window has ended is not brought back by taking a request back.
+    const count = this.#current(key);
+    if (count !== undefined && count.totalHits > 0) count.totalHits -= 1;
+  }
+
+  async resetKey(key: string): Promise<void> {
+    this.#counts.delete(key);
+  }
+
+  #current(key: string): Count | undefined {
+    const count = this.#counts.get(key);
+    if (count === undefined || count.resetTime.getTime() > Date.now()) return count;
+    this.#counts.delete(key);
+    return undefined;
+  }
+}
 
 /** What every limit does while its store fails: let requests through, or refuse them with 503. */
 export type StoreErrorPolicy = 'allow' | 'deny';
@@ -167,6 +245,24 @@ export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimit
   };
 }
 
+/**
+ * Whether the registry knows a client id (answered from the registry's memory). Limits name a
+ * client only when it is registered: every id the registry does not know counts against the
+ * address it came from, so the keys of every budget are bounded by registered clients plus
+ * addresses, whatever ids a client makes up. A registry that cannot be read knows no one.
+ */
+export type RegisteredClients = (clientId: string) => Promise<boolean>;
+
+export function registeredClients(registry: ClientRegistry): RegisteredClients {
+  return async (clientId) => {
+    try {
+      return (await registry.find(clientId)) !== undefined;
+    } catch {
+      return false;
+    }
+  };
+}
+
 export interface TokenIssueLimit {
   /** Tokens issued per client within the window. */
   readonly limit: number;
@@ -177,9 +273,13 @@ export interface TokenIssueLimit {
 /**
  * Caps the tokens issued to one client, checked before its secret is verified (so a flood of
  * correct requests stops costing scrypt work). Only issued tokens count: failed requests are
- * taken back once answered.
+ * taken back once answered. Ids the registry does not know share one budget per address.
  */
-export function createTokenIssueLimit(options: TokenIssueLimit, clientIdOf: (req: Request) => string | undefined): RequestHandler {
+export function createTokenIssueLimit(
+  options: TokenIssueLimit,
+  clientIdOf: (req: Request) => string | undefined,
+  isRegistered: RegisteredClients,
+): RequestHandler {
   return rateLimit({
     windowMs: options.windowSeconds * 1000,
     limit: options.limit,
@@ -187,7 +287,10 @@ export function createTokenIssueLimit(options: TokenIssueLimit, clientIdOf: (req
     standardHeaders: false,
     legacyHeaders: false,
     skipFailedRequests: true,
-    keyGenerator: (req) => `client:${clientIdOf(req) ?? ''}`,
+    keyGenerator: async (req) => {
+      const clientId = clientIdOf(req);
+      return clientId !== undefined && (await isRegistered(clientId)) ? clientKey(clientId) : unregisteredKey(addressOf(req));
+    },
     store: options.stores('tokens-issued'),
     handler: (req, _res, next) => {
       const retryAfterSeconds = limiterRetryAfter(req, options.windowSeconds);
@@ -203,64 +306,110 @@ export function createTokenIssueLimit(options: TokenIssueLimit, clientIdOf: (req
 }
 
 export interface TokenFailureLimits {
-  /** Wrong secrets allowed per client id from one address within the window. */
+  /**
+   * Wrong secrets allowed per client id from one address within the window; all the ids the
+   * registry does not know count as one id.
+   */
   readonly perAddress: number;
   /**
    * Wrong secrets allowed per client id from all addresses together; past it, only addresses that
    * have not failed for that client may still try (once each), so a distributed guesser slows to a
-   * crawl while the subscriber's own machines keep getting tokens.
+   * crawl while the subscriber's own machines keep getting tokens. It is also the ceiling of one
+   * address over all client ids together, so that one address gets no more than its share of
+   * secret verifications whatever ids it names.
    */
   readonly perClient: number;
   readonly windowSeconds: number;
   readonly stores: RateLimitStoreFactory;
 }
 
+/** A wrong secret's place, held while the secret is verified. */
+export interface FailureReservation {
+  /** Gives the place back: the secret was right, or none was verified (a malformed request, a server failure). */
+  release(): Promise<void>;
+}
+
 /**
  * Brute-force protection of client secrets (RFC 6749 section 2.3.1 and RFC 6819 section 5.1.4.2.3).
  * Only a secret actually verified and found wrong counts, never a malformed request (which cost no
  * verification) and never a server failure, so neither a stranger's junk nor an outage can lock a
- * subscriber out. Counts are read before and written after the verification, never held while it runs.
+ * subscriber out.
+ *
+ * Each request reserves its failure before its secret is verified (the counts are incremented
+ * first, then compared with the limits), so a burst sent in parallel gets at most the limit
+ * verified; the reservation is released when the secret was right or never verified.
  */
 export class TokenFailureThrottle {
   readonly #limits: TokenFailureLimits;
+  readonly #isRegistered: RegisteredClients;
   readonly #store: Store;
   readonly #ready: Promise<void>;
 
-  constructor(limits: TokenFailureLimits) {
+  constructor(limits: TokenFailureLimits, isRegistered: RegisteredClients) {
     this.#limits = limits;
+    this.#isRegistered = isRegistered;
     this.#store = limits.stores('token-failures');
     // express-rate-limit stores read only `windowMs` from the options they are initialised with.
     this.#ready = Promise.resolve(this.#store.init?.({ windowMs: limits.windowSeconds * 1000 } as Options));
   }
 
-  /** Throws `rate_limited` when this address may not try a secret for this client now. */
-  async check(clientId: string, address: string): Promise<void> {
+  /** Reserves a failure of this client id from this address, or throws `rate_limited` when it may not try now. */
+  async reserve(clientId: string, address: string): Promise<FailureReservation> {
     await this.#ready;
-    const [fromAddress, fromAll] = await Promise.all([
-      this.#store.get?.(pairKey(clientId, address)),
-      this.#store.get?.(clientKey(clientId)),
-    ]);
-    const addressFailures = fromAddress?.totalHits ?? 0;
-    const clientFailures = fromAll?.totalHits ?? 0;
-    const refused =
-      addressFailures >= this.#limits.perAddress || (clientFailures >= this.#limits.perClient && addressFailures > 0);
-    if (!refused) return;
-    const resetTime = addressFailures >= this.#limits.perAddress ? fromAddress?.resetTime : fromAll?.resetTime;
-    const retryAfterSeconds = secondsUntil(resetTime, this.#limits.windowSeconds, Date.now());
-    throw new RequestRefused('rate_limited', `Too many failed token requests; retry in ${retryAfterSeconds} seconds`, { retryAfterSeconds });
-  }
+    const registered = await this.#isRegistered(clientId);
+    const keys = [registered ? pairKey(clientId, address) : unregisteredKey(address), addressKey(address)];
+    if (registered) keys.push(clientKey(clientId));
+    const release = async (): Promise<void> => {
+      // The store logs its own failures; a count left one too high expires with its window.
+      await Promise.allSettled(keys.map((key) => this.#store.decrement(key)));
+    };
 
-  /** Counts one wrong secret for this client from this address. */
-  async recordFailure(clientId: string, address: string): Promise<void> {
-    await this.#ready;
-    await Promise.all([this.#store.increment(pairKey(clientId, address)), this.#store.increment(clientKey(clientId))]);
+    const increments = await Promise.allSettled(keys.map((key) => this.#store.increment(key)));
+    const counts: IncrementResponse[] = [];
+    for (const [index, increment] of increments.entries()) {
+      if (increment.status === 'fulfilled') counts.push(increment.value);
+      else {
+        await Promise.allSettled(keys.filter((_key, other) => other !== index && increments[other]?.status === 'fulfilled').map((key) => this.#store.decrement(key)));
+        throw increment.reason;
+      }
+    }
+    const [fromPair, fromAddress, fromClient] = counts as [IncrementResponse, IncrementResponse, IncrementResponse | undefined];
+    const refusedBy =
+      fromPair.totalHits > this.#limits.perAddress
+        ? fromPair
+        : fromAddress.totalHits > this.#limits.perClient
+          ? fromAddress
+          : fromClient !== undefined && fromClient.totalHits > this.#limits.perClient && fromPair.totalHits > 1
+            ? fromClient
+            : undefined;
+    if (refusedBy === undefined) return { release };
+    await release();
+    const retryAfterSeconds = secondsUntil(refusedBy.resetTime, this.#limits.windowSeconds, Date.now());
+    throw new RequestRefused('rate_limited', `Too many failed token requests; retry in ${retryAfterSeconds} seconds`, { retryAfterSeconds });
   }
 }
 
-/** The address a limit is counted against: IPv4 as is, IPv6 by its /56 (one subscriber's network). */
+/**
+ * The address a limit is counted against: IPv4 as is, IPv6 by its /56 (one subscriber's network).
+ * Behind a trusted proxy (`TRUST_PROXY`) it is the forwarded address, without the `:port` that
+ * App Service's front ends may add; a forwarded value that is no IP address counts as the socket's
+ * address, so that made-up values cannot each open a budget of their own.
+ */
 export function addressOf(req: Request): string {
-  return ipKeyGenerator(req.ip ?? '');
+  return ipKeyGenerator(ipAddressIn(req.ip) ?? ipAddressIn(req.socket.remoteAddress) ?? '');
+}
+
+/** `text` when it is an IP address, without a port (`203.0.113.1:5000`, `[2001:db8::1]:5000`); otherwise `undefined`. */
+export function ipAddressIn(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (isIP(text) !== 0) return text;
+  // Anchored, and `.`/`:`/`]` end each run: linear time on any input.
+  const hostAndPort = /^(?:\[([0-9A-Fa-f:.]{2,45})\]|([0-9.]{7,15}))(?::[0-9]{1,5})?$/.exec(text);
+  const host = hostAndPort?.[1] ?? hostAndPort?.[2];
+  return host !== undefined && isIP(host) !== 0 ? host : undefined;
 }
 
 const pairKey = (clientId: string, address: string): string => `pair:${clientId}|${address}`;
 const clientKey = (clientId: string): string => `client:${clientId}`;
+const addressKey = (address: string): string => `address:${address}`;
+const unregisteredKey = (address: string): string => `unregistered:${address}`;

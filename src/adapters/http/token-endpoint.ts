@@ -17,7 +17,8 @@ import { InvalidClient } from '../../domain/errors.js';
 import type { ClientRecord } from '../../domain/ports.js';
 import { RequestRefused, type HttpErrorCode } from './error-responses.js';
 import { parseBasicCredentials } from './grammar/authorization.js';
-import { addressOf, type TokenFailureThrottle } from './rate-limits.js';
+import { addressOf, type FailureReservation, type TokenFailureThrottle } from './rate-limits.js';
+import type { VerificationQueue } from './verification-queue.js';
 
 /**
  * `POST /oauth/token`: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4), run by
@@ -35,6 +36,13 @@ interface GatewayClient extends Client {
 
 /** A token request is a few short parameters; a body larger than this is refused unread. */
 const TOKEN_BODY_LIMIT_BYTES = 4096;
+
+/**
+ * The longest client id looked up. The registry's ids are at most 64 characters (`clients add`);
+ * a longer one is `invalid_client` at once, without a registry lookup or a secret verification
+ * (no id that long exists, so answering faster tells nothing).
+ */
+export const MAX_CLIENT_ID_LENGTH = 256;
 
 /**
  * The body parsers of the token endpoint; a body they cannot read is an OAuth `invalid_request`.
@@ -99,9 +107,14 @@ interface GrantState {
 /**
  * Runs the grant for an Express request whose body the parsers above have read and `openapi.yaml`
  * has validated. Resolves to the token response; throws a `RequestRefused` or domain error that the
- * error renderer writes. Wrong secrets are counted by `throttle`, which is consulted first.
+ * error renderer writes. A wrong secret's place is reserved in `throttle` before the secret is
+ * verified, and the verification waits its address's turn in `verifications`.
  */
-export function createTokenIssuer(auth: ClientAuthentication, throttle: TokenFailureThrottle): (req: Request) => Promise<TokenResponse> {
+export function createTokenIssuer(
+  auth: ClientAuthentication,
+  throttle: TokenFailureThrottle,
+  verifications: VerificationQueue,
+): (req: Request) => Promise<TokenResponse> {
   return async (req) => {
     const fields = bodyFields(req);
     const authorization = req.get('authorization');
@@ -114,8 +127,11 @@ export function createTokenIssuer(auth: ClientAuthentication, throttle: TokenFai
       throw new RequestRefused('invalid_request', 'Use either HTTP Basic or client_id/client_secret in the body, not both', { oauth: true });
     }
     const clientId = basic?.clientId ?? fields['client_id'];
+    if (clientId !== undefined && clientId.length > MAX_CLIENT_ID_LENGTH) {
+      throw new InvalidClient('Client authentication failed: unknown client, wrong secret or disabled client');
+    }
     const address = addressOf(req);
-    if (clientId !== undefined) await throttle.check(clientId, address);
+    const reservation: FailureReservation | undefined = clientId === undefined ? undefined : await throttle.reserve(clientId, address);
 
     // The library reads form bodies only, and Basic credentials without the RFC's form-decoding:
     // hand it both as form parameters.
@@ -133,7 +149,7 @@ export function createTokenIssuer(auth: ClientAuthentication, throttle: TokenFai
     const state: GrantState = { secretRejected: false, issued: undefined };
     // One server per request (it only holds options), so that its model reports on this request alone.
     const server = new OAuth2Server({
-      model: oauthModel(auth, state),
+      model: oauthModel(state, (id, secret) => verifications.run(address, () => auth.authenticate(id, secret)), auth),
       // The library needs the lifetime to compute `accessTokenExpiresAt`; the token itself, and the
       // `expires_in` answered, come from the domain's `IssuedToken`.
       accessTokenLifetime: auth.tokenLifetimeSeconds,
@@ -142,19 +158,25 @@ export function createTokenIssuer(auth: ClientAuthentication, throttle: TokenFai
     try {
       await server.token(oauthRequest, new OAuthResponse());
     } catch (error) {
-      if (state.secretRejected && clientId !== undefined) await throttle.recordFailure(clientId, address);
+      // Only a secret verified and found wrong keeps its place.
+      if (!state.secretRejected) await reservation?.release();
       throw contractError(error);
     }
+    await reservation?.release();
     if (state.issued === undefined) throw new Error('The token model issued no token');
     return { access_token: state.issued.accessToken, token_type: 'Bearer', expires_in: state.issued.expiresIn };
   };
 }
 
-function oauthModel(auth: ClientAuthentication, state: GrantState): ClientCredentialsModel {
+function oauthModel(
+  state: GrantState,
+  authenticate: (clientId: string, secret: string) => Promise<ClientRecord>,
+  auth: ClientAuthentication,
+): ClientCredentialsModel {
   return {
     async getClient(clientId: string, clientSecret: string) {
       try {
-        const record = await auth.authenticate(clientId, clientSecret);
+        const record = await authenticate(clientId, clientSecret);
         const client: GatewayClient = { id: record.clientId, grants: ['client_credentials'], record };
         return client;
       } catch (error) {

@@ -1,5 +1,5 @@
 import { metrics as openTelemetry, type Counter as OtelCounter, type Histogram as OtelHistogram } from '@opentelemetry/api';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Request durations, from a fast JSON answer to a long download. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -23,6 +23,8 @@ export class GatewayMetrics {
   readonly #tokensRefused: Counter<'reason'>;
   readonly #storageDuration: Histogram<'operation'>;
   readonly #storageErrors: Counter<'operation' | 'code'>;
+  readonly #verificationsWaiting: Gauge;
+  readonly #verificationsRefused: Counter<'reason'>;
   readonly #otel: {
     readonly requests: OtelCounter;
     readonly requestDuration: OtelHistogram;
@@ -53,6 +55,13 @@ export class GatewayMetrics {
       help: 'Storage calls until they answered (a read: until its body starts), by operation.',
       labelNames: ['operation'],
       buckets: STORAGE_BUCKETS,
+      registers,
+    });
+    this.#verificationsWaiting = new Gauge({ name: 'dfg_secret_verifications_waiting', help: 'Client secret verifications waiting for their turn.', registers });
+    this.#verificationsRefused = new Counter({
+      name: 'dfg_secret_verifications_refused_total',
+      help: 'Token requests refused without waiting, by reason: the address held its share of the verification queue, or the queue was full.',
+      labelNames: ['reason'],
       registers,
     });
     this.#storageErrors = new Counter({ name: 'dfg_storage_errors_total', help: 'Storage calls that failed, by operation and error code.', labelNames: ['operation', 'code'], registers });
@@ -88,6 +97,14 @@ export class GatewayMetrics {
     if (outcome === 'issued') this.#tokensIssued.inc();
     else this.#tokensRefused.inc({ reason: outcome });
     this.#otel.tokens.add(1, { outcome });
+  }
+
+  secretVerificationsWaiting(waiting: number): void {
+    this.#verificationsWaiting.set(waiting);
+  }
+
+  secretVerificationRefused(reason: 'address_share' | 'queue_full'): void {
+    this.#verificationsRefused.inc({ reason });
   }
 
   storageCall(operation: string, seconds: number, errorCode: string | undefined): void {
