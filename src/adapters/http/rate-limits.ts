@@ -246,20 +246,26 @@ export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimit
 }
 
 /**
- * Whether the registry knows a client id (answered from the registry's memory). Limits name a
- * client only when it is registered: every id the registry does not know counts against the
- * address it came from, so the keys of every budget are bounded by registered clients plus
- * addresses, whatever ids a client makes up. A registry that cannot be read knows no one.
+ * Whether the registry knows the client id a request names (answered from the registry's memory,
+ * once per request). Limits name a client only when it is registered: every id the registry does
+ * not know counts against the address it came from, so the keys of every budget are bounded by
+ * registered clients plus addresses, whatever ids a client makes up. A registry that cannot be
+ * read knows no one.
  */
-export type RegisteredClients = (clientId: string) => Promise<boolean>;
+export type RegisteredClients = (req: Request, clientId: string) => Promise<boolean>;
 
 export function registeredClients(registry: ClientRegistry): RegisteredClients {
-  return async (clientId) => {
-    try {
-      return (await registry.find(clientId)) !== undefined;
-    } catch {
-      return false;
-    }
+  // Per request, so that its budget and its failure count look the client up once.
+  const answers = new WeakMap<Request, { readonly clientId: string; readonly registered: Promise<boolean> }>();
+  return (req, clientId) => {
+    const known = answers.get(req);
+    if (known?.clientId === clientId) return known.registered;
+    const registered = registry.find(clientId).then(
+      (client) => client !== undefined,
+      () => false,
+    );
+    answers.set(req, { clientId, registered });
+    return registered;
   };
 }
 
@@ -289,7 +295,7 @@ export function createTokenIssueLimit(
     skipFailedRequests: true,
     keyGenerator: async (req) => {
       const clientId = clientIdOf(req);
-      return clientId !== undefined && (await isRegistered(clientId)) ? clientKey(clientId) : unregisteredKey(addressOf(req));
+      return clientId !== undefined && (await isRegistered(req, clientId)) ? clientKey(clientId) : unregisteredKey(addressOf(req));
     },
     store: options.stores('tokens-issued'),
     handler: (req, _res, next) => {
@@ -353,10 +359,11 @@ export class TokenFailureThrottle {
     this.#ready = Promise.resolve(this.#store.init?.({ windowMs: limits.windowSeconds * 1000 } as Options));
   }
 
-  /** Reserves a failure of this client id from this address, or throws `rate_limited` when it may not try now. */
-  async reserve(clientId: string, address: string): Promise<FailureReservation> {
+  /** Reserves a failure of this client id from the request's address, or throws `rate_limited` when it may not try now. */
+  async reserve(req: Request, clientId: string): Promise<FailureReservation> {
     await this.#ready;
-    const registered = await this.#isRegistered(clientId);
+    const address = addressOf(req);
+    const registered = await this.#isRegistered(req, clientId);
     const keys = [registered ? pairKey(clientId, address) : unregisteredKey(address), addressKey(address)];
     if (registered) keys.push(clientKey(clientId));
     const release = async (): Promise<void> => {

@@ -131,7 +131,7 @@ export function createTokenIssuer(
       throw new InvalidClient('Client authentication failed: unknown client, wrong secret or disabled client');
     }
     const address = addressOf(req);
-    const reservation: FailureReservation | undefined = clientId === undefined ? undefined : await throttle.reserve(clientId, address);
+    const reservation: FailureReservation | undefined = clientId === undefined ? undefined : await throttle.reserve(req, clientId);
 
     // The library reads form bodies only, and Basic credentials without the RFC's form-decoding:
     // hand it both as form parameters.
