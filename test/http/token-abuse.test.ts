@@ -11,6 +11,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import type { SecretHasher } from '../../src/domain/ports.js';
 import type { HttpResponse } from '../support/contract.js';
 import { startGateway, type RequestOptions, type TestClient, type TestGateway } from '../support/gateway.js';
+import { capturedAudit } from '../support/audit-capture.js';
 import { jsonOf, type ErrorBody, type OAuthErrorBody } from '../support/json.js';
 import { sharedRedis, uniqueKeyPrefix } from '../support/redis.js';
 
@@ -210,14 +211,18 @@ describe('issue 16 D1: every rate-limit key is bounded, whatever client ids a ca
     }
   });
 
-  it('answers a client id longer than 256 characters with 401 invalid_client (RFC 6749 section 5.2), verifying no secret', async function () {
+  it('answers a client id longer than 256 characters with 401 invalid_client (RFC 6749 section 5.2), verifying no secret and auditing 256 characters of it', async function () {
     const secrets = new CountingHasher();
-    const gateway = await startGateway({ store: new MemoryBlobStore(), clients: [acme], secrets, env });
+    const audited = capturedAudit();
+    const gateway = await startGateway({ store: new MemoryBlobStore(), clients: [acme], secrets, audit: audited.audit, env });
     try {
-      const response = await gateway.request('POST', '/oauth/token', tokenRequest(madeUpId(3900), 'guess', attacker));
+      const longId = madeUpId(3900);
+      const response = await gateway.request('POST', '/oauth/token', tokenRequest(longId, 'guess', attacker));
       expect(response.status, response.body.toString()).to.equal(401);
       expect(jsonOf<OAuthErrorBody>(response).error).to.equal('invalid_client');
       expect(secrets.started).to.have.lengthOf(0);
+      const [record] = audited.records().filter((entry) => entry.event === 'token');
+      expect(record?.clientId).to.equal(longId.slice(0, 256));
     } finally {
       await gateway.close();
     }

@@ -5,7 +5,7 @@ import type { AuditTrail, DownloadOutcome, TokenOutcome } from '../audit/audit-t
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { addressOf } from './rate-limits.js';
 import type { TransferFailure } from './stream-body.js';
-import { requestedClientId } from './token-endpoint.js';
+import { MAX_CLIENT_ID_LENGTH, requestedClientId } from './token-endpoint.js';
 
 /** An incoming `X-Request-Id` worth keeping: short, and nothing that could break a log or a header. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
@@ -98,7 +98,8 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
         options.audit.record({
           event: 'token',
           requestId,
-          clientId: requestedClientId(req) ?? null,
+          // A made-up id may be kilobytes long: the audit keeps as much of it as an id may be.
+          clientId: requestedClientId(req)?.slice(0, MAX_CLIENT_ID_LENGTH) ?? null,
           outcome,
           status,
           address: addressOf(req),
