@@ -115,8 +115,9 @@ function deriveKey(
 /**
  * The `SecretHasher` port over the scrypt functions above, with at most `concurrency`
  * verifications running at once. scrypt runs on Node's shared thread pool (4 threads by default),
- * which file-system calls need too: a flood of token requests then waits in this queue instead of
- * filling the pool and stalling every other request.
+ * which file-system calls need too: a flood of token requests then waits instead of filling the
+ * pool and stalling every other request. (The token endpoint's `VerificationQueue` bounds and
+ * shares out that wait between addresses before a verification gets here.)
  */
 export class ScryptSecretHasher implements SecretHasher {
   #decoy: Promise<string> | undefined;

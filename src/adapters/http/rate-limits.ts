@@ -372,14 +372,13 @@ export class TokenFailureThrottle {
     };
 
     const increments = await Promise.allSettled(keys.map((key) => this.#store.increment(key)));
-    const counts: IncrementResponse[] = [];
-    for (const [index, increment] of increments.entries()) {
-      if (increment.status === 'fulfilled') counts.push(increment.value);
-      else {
-        await Promise.allSettled(keys.filter((_key, other) => other !== index && increments[other]?.status === 'fulfilled').map((key) => this.#store.decrement(key)));
-        throw increment.reason;
-      }
+    const failed = increments.find((increment) => increment.status === 'rejected');
+    if (failed !== undefined) {
+      // The store refuses (RATE_LIMIT_ON_STORE_ERROR=deny): give back the counts that were taken.
+      await Promise.allSettled(keys.filter((_key, index) => increments[index]?.status === 'fulfilled').map((key) => this.#store.decrement(key)));
+      throw failed.reason;
     }
+    const counts = increments.map((increment) => (increment as PromiseFulfilledResult<IncrementResponse>).value);
     const [fromPair, fromAddress, fromClient] = counts as [IncrementResponse, IncrementResponse, IncrementResponse | undefined];
     const refusedBy =
       fromPair.totalHits > this.#limits.perAddress
