@@ -190,7 +190,7 @@ export function createClient(options: ClientOptions): GatewayClient {
       if (response.status !== 200 && response.status !== 206 && response.status !== 304) {
         throw errorOf(response, error, 'http_error', `download ${symbol}`);
       }
-      return downloadResultOf(response, data ?? null, retry.idleTimeoutMs);
+      return downloadResultOf(response, data ?? null, retry.idleTimeoutMs, call.signal);
     },
     sync: (syncOptions) => syncCatalog(client, syncOptions),
   };
@@ -221,13 +221,14 @@ export function parseContentRange(value: string | null): ContentRange | undefine
   return { start: Number(match[1]), end: Number(match[2]), size: Number(match[3]) };
 }
 
-function downloadResultOf(response: Response, stream: ReadableStream<Uint8Array> | null, idleTimeoutMs: number): DownloadResult {
+function downloadResultOf(response: Response, stream: ReadableStream<Uint8Array> | null, idleTimeoutMs: number, signal: AbortSignal | undefined): DownloadResult {
   const status = response.status as 200 | 206 | 304;
   const lengthHeader = response.headers.get('content-length');
   const contentLength = lengthHeader === null || !/^\d{1,15}$/.test(lengthHeader) ? undefined : Number(lengthHeader);
   const contentRange = status === 206 ? parseContentRange(response.headers.get('content-range')) : undefined;
   const size = status === 200 ? contentLength : contentRange?.size;
   const body = stream === null || status === 304 ? Readable.from([]) : withIdleTimeout(Readable.fromWeb(stream as import('node:stream/web').ReadableStream<Uint8Array>), idleTimeoutMs);
+  if (signal !== undefined) stopOnAbort(body, signal);
   return {
     status,
     etag: response.headers.get('etag') ?? undefined,
@@ -238,6 +239,25 @@ function downloadResultOf(response: Response, stream: ReadableStream<Uint8Array>
     headers: response.headers,
     body,
   };
+}
+
+/**
+ * Destroys `body` (and so cancels the connection under it) when `signal` aborts. The signal given
+ * to fetch is not enough: Node's fetch follows it from each `new Request(..., { signal })` through a
+ * weak reference, so once the garbage collector has taken the intermediate request, an abort no
+ * longer reaches a body that is still arriving (a download went on for gigabytes after Ctrl-C).
+ * This listener sits on the caller's own signal and holds the body strongly until it closes.
+ */
+function stopOnAbort(body: Readable, signal: AbortSignal): void {
+  const abort = (): void => {
+    body.destroy(new GatewayClientError('aborted', 'download aborted', { cause: signal.reason }));
+  };
+  if (signal.aborted) {
+    abort();
+    return;
+  }
+  signal.addEventListener('abort', abort, { once: true });
+  body.once('close', () => signal.removeEventListener('abort', abort));
 }
 
 /**

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { packageRoot } from '../../src/app/package-root.js';
 import { publishedFiles, startMirrorGateway, type MirrorGateway, type PublishedFile } from '../support/mirror-gateway.js';
-import { stallAfter, startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
+import { endlessBody, stallAfter, startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
 
 /* `dfg` as a subscriber runs it: a child process (tsx over client/src/cli/dfg.ts) against the real gateway on Azurite. */
 
@@ -180,6 +180,85 @@ describe('the dfg command', function () {
 
       expect(result.code, result.stderr).to.equal(0);
       expect((await readFile(output)).equals(files[3]?.bytes ?? Buffer.alloc(0))).to.equal(true);
+    });
+  });
+
+  describe('when a signal arrives while bodies keep coming', function () {
+    /** Far more than any test writes: the gateway "announces" a file this big, and the body never ends. */
+    const HUGE = 2 ** 40;
+    /** What a client that stopped reading at the signal can still take: socket and stream buffers. */
+    const AFTER_SIGNAL_BOUND = 64 * 1024 * 1024;
+    const READING = 16 * 1024 * 1024;
+
+    // A dfg that ignores the signal is killed after RUN_TIMEOUT_MS: the test must outlive that to report it.
+    this.timeout(RUN_TIMEOUT_MS + 20_000);
+
+    /** A proxy that says every file is HUGE bytes (in /info and /list) and answers each download with an endless body. */
+    async function endlessProxy(): Promise<{ proxy: TamperingProxy; bodies: Array<ReturnType<typeof endlessBody>>; reading: (count: number) => Promise<void> }> {
+      const bodies: Array<ReturnType<typeof endlessBody>> = [];
+      const readers: Array<{ count: number; resolve: () => void }> = [];
+      const check = (): void => {
+        const reading = bodies.filter((body) => body.produced() >= READING).length;
+        for (const reader of [...readers]) {
+          if (reading >= reader.count) {
+            readers.splice(readers.indexOf(reader), 1);
+            reader.resolve();
+          }
+        }
+      };
+      const hugeSizes = (body: Buffer): string => {
+        const answer = JSON.parse(body.toString('utf8')) as { size?: number; files?: Array<{ size?: number }> };
+        if (answer.size !== undefined) answer.size = HUGE;
+        for (const file of answer.files ?? []) file.size = HUGE;
+        return JSON.stringify(answer);
+      };
+      const proxy = await startTamperingProxy(mirror.gateway.port, (exchange) => {
+        if (exchange.path.startsWith('/info/') || exchange.path.startsWith('/list')) return { rewrite: hugeSizes };
+        if (!exchange.path.startsWith('/download/')) return undefined;
+        const body = endlessBody(check);
+        bodies.push(body);
+        return { headers: { 'content-length': String(HUGE) }, replaceBody: body.stream };
+      });
+      return { proxy, bodies, reading: (count) => new Promise((resolve) => { readers.push({ count, resolve }); check(); }) };
+    }
+    const produced = (bodies: ReadonlyArray<ReturnType<typeof endlessBody>>): number => bodies.reduce((sum, body) => sum + body.produced(), 0);
+
+    it('when Ctrl-C (SIGINT) comes during a download, stops reading at once, keeps the .part and exits 130', async function () {
+      const { proxy: endless, bodies, reading } = await endlessProxy();
+      const output = join(home, 'huge.bin');
+      try {
+        const run = startDfg(['download', 'SYM0', '-o', output], { ...env, DFG_URL: endless.url });
+        await reading(1);
+        expect((await stat(`${output}.part`)).size).to.be.greaterThan(0);
+        const atSignal = produced(bodies);
+        run.child.kill('SIGINT');
+        const result = await run.done;
+
+        expect(result.code, result.stderr).to.equal(130);
+        expect(produced(bodies) - atSignal, 'bytes the endless body produced after the signal').to.be.below(AFTER_SIGNAL_BOUND);
+        expect((await stat(`${output}.part`)).size).to.be.greaterThan(0);
+      } finally {
+        await endless.close();
+      }
+    });
+
+    it('when SIGTERM comes during a sync of four endless transfers, stops them all, keeps every .part and exits 130', async function () {
+      const { proxy: endless, bodies, reading } = await endlessProxy();
+      try {
+        const run = startDfg(['sync', dir, '--concurrency', '4', '--quiet'], { ...env, DFG_URL: endless.url });
+        await reading(4);
+        const atSignal = produced(bodies);
+        run.child.kill('SIGTERM');
+        const result = await run.done;
+
+        expect(result.code, result.stderr).to.equal(130);
+        expect(bodies).to.have.length(4);
+        expect(produced(bodies) - atSignal, 'bytes the endless bodies produced after the signal').to.be.below(AFTER_SIGNAL_BOUND);
+        const parts = (await readdir(dir, { recursive: true })).filter((entry) => entry.endsWith('.part'));
+        expect(parts).to.have.length(4);
+      } finally {
+        await endless.close();
+      }
     });
   });
 

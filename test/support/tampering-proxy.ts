@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Transform, type TransformCallback } from 'node:stream';
+import { Readable, Transform, type TransformCallback } from 'node:stream';
 
 /** One request that went through the proxy, and the status the gateway answered. */
 export interface ProxiedExchange {
@@ -20,7 +20,12 @@ export type Tamper = (exchange: ProxiedExchange, index: number) => Tampering | u
 export interface Tampering {
   /** Passes the body through this transform. */
   readonly body?: Transform;
+  /** Headers to set; a header given as `undefined` is removed. */
   readonly headers?: OutgoingHttpHeaders;
+  /** Sends this instead of the gateway's body (with no `Content-Length` unless `headers` sets one). */
+  readonly replaceBody?: Readable;
+  /** Sends the gateway's whole body rewritten by this function, with its `Content-Length` set to match. */
+  readonly rewrite?: (body: Buffer) => Buffer | string;
   /** Sends this many bytes of the body, then closes the connection (the client sees a broken transfer). */
   readonly cutAfter?: number;
 }
@@ -53,7 +58,31 @@ export async function startTamperingProxy(targetPort: number, tamper: Tamper = (
         const index = exchanges.length;
         exchanges.push(exchange);
         const change = tamper(exchange, index);
-        res.writeHead(answer.statusCode ?? 502, { ...answer.headers, ...change?.headers });
+        const headers: OutgoingHttpHeaders = { ...answer.headers };
+        if (change?.replaceBody !== undefined || change?.rewrite !== undefined) delete headers['content-length'];
+        for (const [name, value] of Object.entries(change?.headers ?? {})) {
+          if (value === undefined) delete headers[name];
+          else headers[name] = value;
+        }
+        if (change?.rewrite !== undefined) {
+          const rewrite = change.rewrite;
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.once('end', () => {
+            const body = Buffer.from(rewrite(Buffer.concat(chunks)));
+            res.writeHead(answer.statusCode ?? 502, { ...headers, 'content-length': String(body.length) });
+            res.end(body);
+          });
+          return;
+        }
+        res.writeHead(answer.statusCode ?? 502, headers);
+        if (change?.replaceBody !== undefined) {
+          const replacement = change.replaceBody;
+          answer.destroy();
+          replacement.pipe(res);
+          res.once('close', () => replacement.destroy());
+          return;
+        }
         if (change?.cutAfter !== undefined) sendThenClose(answer, res, change.cutAfter);
         else if (change?.body === undefined) answer.pipe(res);
         else answer.pipe(change.body).pipe(res);
@@ -143,4 +172,22 @@ export function truncateTo(length: number): Transform {
       callback(null, chunk.subarray(0, room));
     },
   });
+}
+
+/**
+ * A body that never ends on its own: zero bytes in 64 KiB chunks for as long as the client reads,
+ * counting what it produced (`produced()`, `onChunk` after each chunk), so a test can bound what a
+ * client took after a moment.
+ */
+export function endlessBody(onChunk?: () => void): { readonly stream: Readable; produced(): number } {
+  let produced = 0;
+  const chunk = Buffer.alloc(64 * 1024);
+  const stream = new Readable({
+    read() {
+      produced += chunk.length;
+      this.push(chunk);
+      onChunk?.();
+    },
+  });
+  return { stream, produced: () => produced };
 }
