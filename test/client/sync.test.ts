@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { createClient, type ClientOptions, type GatewayClient, type RetryEvent, type SyncEvent } from '../../client/src/index.js';
 import { startMirrorGateway, publishedFiles, type MirrorGateway, type PublishedFile } from '../support/mirror-gateway.js';
-import { flipByteAt, stallAfter, startTamperingProxy, truncateTo, type TamperingProxy } from '../support/tampering-proxy.js';
+import { endlessBody, flipByteAt, stallAfter, startTamperingProxy, truncateTo, type TamperingProxy } from '../support/tampering-proxy.js';
 
 /*
  * The library's sync against the real gateway on Azurite, through a recording proxy (which only
@@ -300,6 +300,82 @@ describe('sync (library) against the gateway on Azurite', function () {
         expect(retries.map((event) => event.type === 'file-retry' && event.code)).to.deep.equal(['integrity_failed']);
         expect(report.failed).to.equal(0);
         await expectMirrored(dir, files);
+      } finally {
+        await proxy.close();
+      }
+    });
+  });
+
+  describe('when a body goes on past the size of a 1,400-byte file', function () {
+    const files = publishedFiles(1, { size: 1400 });
+    const file = files[0] as PublishedFile;
+    /** The proxy's buffers and the client's stream buffers together hold far less than this. */
+    const PRODUCED_BOUND = 16 * 1024 * 1024;
+    let mirror: MirrorGateway;
+
+    before(async function () {
+      mirror = await startMirrorGateway(files);
+    });
+
+    after(async function () {
+      await mirror.close();
+    });
+
+    const largestProgress = (events: readonly SyncEvent[]): number =>
+      Math.max(0, ...events.map((event) => (event.type === 'file-progress' ? event.received : 0)));
+
+    it('when a resumed 206 (Content-Range .../1400) has an endless body, stops at the size, and the next attempt fetches the file whole', async function () {
+      const bodies: Array<ReturnType<typeof endlessBody>> = [];
+      const proxy = await startTamperingProxy(mirror.gateway.port, (exchange) => {
+        if (!exchange.path.startsWith('/download/') || exchange.requestHeaders['range'] === undefined) return undefined;
+        const body = endlessBody();
+        bodies.push(body);
+        return { replaceBody: body.stream };
+      });
+      try {
+        const client = clientFor(mirror, proxy);
+        const { etag } = await client.info(file.symbol);
+        // What an earlier, interrupted run left: half the file and the version it belongs to.
+        await mkdir(join(dir, 'data', 'even'), { recursive: true });
+        await writeFile(`${localFile(dir, file)}.part`, file.bytes.subarray(0, 700));
+        await writeFile(`${localFile(dir, file)}.part.json`, JSON.stringify({ etag, size: file.bytes.length }));
+        const events: SyncEvent[] = [];
+
+        const report = await client.sync({ dir, onEvent: (event) => events.push(event) });
+
+        expect(proxy.downloads().map((exchange) => exchange.status)).to.deep.equal([206, 200]);
+        const retries = events.filter((event) => event.type === 'file-retry');
+        expect(retries.map((event) => event.type === 'file-retry' && event.code)).to.deep.equal(['integrity_failed']);
+        expect(retries[0]?.type === 'file-retry' && retries[0].message).to.contain('more than the 1400 bytes');
+        expect(largestProgress(events), 'bytes ever in the .part').to.be.at.most(file.bytes.length);
+        expect(bodies[0]?.produced()).to.be.below(PRODUCED_BOUND);
+        expect(report.failed).to.equal(0);
+        await expectMirrored(dir, files);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('when every 200 announces a huge Content-Length and never ends, stops each at the listed size and fails the file', async function () {
+      const bodies: Array<ReturnType<typeof endlessBody>> = [];
+      const proxy = await startTamperingProxy(mirror.gateway.port, (exchange) => {
+        if (!exchange.path.startsWith('/download/')) return undefined;
+        const body = endlessBody();
+        bodies.push(body);
+        return { headers: { 'content-length': String(2 ** 40) }, replaceBody: body.stream };
+      });
+      try {
+        const events: SyncEvent[] = [];
+
+        const report = await clientFor(mirror, proxy).sync({ dir, onEvent: (event) => events.push(event) });
+
+        expect(report.failed).to.equal(1);
+        expect(report.files[0]?.error?.code).to.equal('integrity_failed');
+        expect(report.files[0]?.error?.message).to.contain('more than the 1400 bytes');
+        expect(bodies).to.have.length(3);
+        expect(largestProgress(events), 'bytes ever in the .part').to.be.at.most(file.bytes.length);
+        for (const body of bodies) expect(body.produced()).to.be.below(PRODUCED_BOUND);
+        expect(await partFilesIn(dir)).to.deep.equal([]);
       } finally {
         await proxy.close();
       }

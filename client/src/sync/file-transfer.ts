@@ -130,6 +130,10 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
       hash = createHash('md5');
     }
     request.onStart?.({ offset: append ? offset : 0, size: result.size, status: result.status });
+    // What the listing said counts only for the version it described.
+    const listed = request.expected !== undefined && request.expected.etag === result.etag ? request.expected : undefined;
+    // No file holds more than it is announced (or listed) to: a body that goes on is cut at once, not written.
+    const limit = Math.min(result.size, listed?.size ?? Infinity);
 
     // Each chunk is written before the next is read, so whatever arrived before a cut, a stall or
     // Ctrl-C is in the part for the next attempt.
@@ -144,6 +148,9 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
     try {
       for await (const chunk of result.body) {
         const bytes = chunk as Buffer;
+        if (received + bytes.length > limit) {
+          return new GatewayClientError('integrity_failed', `download ${request.symbol}: the gateway sent more than the ${limit} bytes the file has`);
+        }
         await file.write(bytes);
         hash.update(bytes);
         bytesTransferred += bytes.length;
@@ -158,8 +165,6 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
       report();
     }
 
-    // What the listing said counts only for the version it described.
-    const listed = request.expected !== undefined && request.expected.etag === result.etag ? request.expected : undefined;
     const onDisk = (await file.stat()).size;
     if (onDisk !== result.size || (listed !== undefined && onDisk !== listed.size)) {
       return new GatewayClientError('integrity_failed', `received ${onDisk} bytes, the gateway announced ${listed?.size ?? result.size}`);
