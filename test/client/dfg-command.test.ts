@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import { packageRoot } from '../../src/app/package-root.js';
 import { publishedFiles, startMirrorGateway, type MirrorGateway, type PublishedFile } from '../support/mirror-gateway.js';
@@ -18,9 +20,10 @@ interface DfgRun {
 
 const RUN_TIMEOUT_MS = 20_000;
 
-function startDfg(args: readonly string[], env: Record<string, string>): DfgRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'client/src/cli/dfg.ts', ...args], {
-    cwd: packageRoot(),
+function startDfg(args: readonly string[], env: Record<string, string>, cwd: string = packageRoot()): DfgRun {
+  // Absolute, so that dfg can run in any folder (tsx is found from this repository, not from cwd).
+  const child = spawn(process.execPath, ['--import', pathToFileURL(createRequire(join(packageRoot(), 'package.json')).resolve('tsx')).href, join(packageRoot(), 'client', 'src', 'cli', 'dfg.ts'), ...args], {
+    cwd,
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -60,7 +63,7 @@ function startDfg(args: readonly string[], env: Record<string, string>): DfgRun 
   };
 }
 
-const runDfg = (args: readonly string[], env: Record<string, string>) => startDfg(args, env).done;
+const runDfg = (args: readonly string[], env: Record<string, string>, cwd?: string) => startDfg(args, env, cwd).done;
 
 describe('the dfg command', function () {
   const files = publishedFiles(5, { size: 20_000 });
@@ -180,6 +183,74 @@ describe('the dfg command', function () {
 
       expect(result.code, result.stderr).to.equal(0);
       expect((await readFile(output)).equals(files[3]?.bytes ?? Buffer.alloc(0))).to.equal(true);
+    });
+  });
+
+  describe('download without -o, when the gateway names the file', function () {
+    /** A proxy whose /catalog gives SYM0..SYM2 these FileNames (a hostile or broken gateway). */
+    const catalogNaming = (names: readonly string[]) =>
+      startTamperingProxy(mirror.gateway.port, (exchange) =>
+        exchange.path === '/catalog'
+          ? {
+              rewrite: (body) => {
+                const catalog = JSON.parse(body.toString('utf8')) as { files: Array<{ Symbol: string; FileName: string }> };
+                for (const [index, name] of names.entries()) {
+                  const file = catalog.files.find((entry) => entry.Symbol === `SYM${index}`);
+                  if (file !== undefined) file.FileName = name;
+                }
+                return JSON.stringify(catalog);
+              },
+            }
+          : undefined,
+      );
+
+    it('when the name is x/.bashrc, refuses with exit 1 asking for -o and leaves the .bashrc that is there', async function () {
+      const hostile = await catalogNaming(['x/.bashrc']);
+      try {
+        await writeFile(join(home, '.bashrc'), 'mine\n');
+
+        const result = await runDfg(['download', 'SYM0'], { ...env, DFG_URL: hostile.url }, home);
+
+        expect(result.code).to.equal(1);
+        expect(result.stderr).to.contain('-o');
+        expect(await readFile(join(home, '.bashrc'), 'utf8')).to.equal('mine\n');
+        expect((await readdir(home)).sort()).to.deep.equal(['.bashrc']);
+      } finally {
+        await hostile.close();
+      }
+    });
+
+    it('when the name is ../evil, refuses with exit 1 asking for -o and writes nothing, here or above', async function () {
+      const hostile = await catalogNaming(['data/x', '../evil']);
+      const here = join(home, 'here');
+      await mkdir(here);
+      try {
+        const result = await runDfg(['download', 'SYM1'], { ...env, DFG_URL: hostile.url }, here);
+
+        expect(result.code).to.equal(1);
+        expect(result.stderr).to.contain('-o');
+        expect(await readdir(here)).to.deep.equal([]);
+        expect(await readdir(home)).to.deep.equal(['here']);
+      } finally {
+        await hostile.close();
+      }
+    });
+
+    it('when a file of that name exists (dfg did not write it), refuses with exit 1 asking for -o and leaves it', async function () {
+      await writeFile(join(home, 'file-2.bin'), 'an unrelated file\n');
+
+      const result = await runDfg(['download', 'SYM2'], env, home);
+
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.contain('file-2.bin').and.contain('-o');
+      expect(await readFile(join(home, 'file-2.bin'), 'utf8')).to.equal('an unrelated file\n');
+    });
+
+    it('when the name is a plain one and free, writes the file under its base name in the current folder', async function () {
+      const result = await runDfg(['download', 'SYM2'], env, home);
+
+      expect(result.code, result.stderr).to.equal(0);
+      expect((await readFile(join(home, 'file-2.bin'))).equals(files[2]?.bytes ?? Buffer.alloc(0))).to.equal(true);
     });
   });
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +7,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { GatewayClientError, isClientError } from '../errors.js';
 import { createClient, type GatewayClient } from '../gateway-client.js';
 import { transferFile } from '../sync/file-transfer.js';
+import { localPathFor } from '../sync/local-path.js';
 import type { SyncReport } from '../sync/sync-catalog.js';
 import { ExitCode, exitCodesHelp } from './exit-codes.js';
 import { loadCredentials } from './profile.js';
@@ -112,7 +114,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     .command('download')
     .description('download one file (resumable, size- and MD5-checked); -o - writes it to stdout')
     .argument('<symbol>')
-    .option('-o, --output <file>', 'where to write it (default: its file name, in the current folder)')
+    .option('-o, --output <file>', 'where to write it (default: its plain file name in the current folder, never a name starting with "." nor one that exists)')
     .action(async (symbol: string, options: { output?: string }) => {
       const gateway = await client(profileOption());
       if (options.output === '-') {
@@ -121,7 +123,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
         return;
       }
       const info = await gateway.info(symbol, { signal: io.signal });
-      const output = options.output ?? (await fileNameOf(gateway, symbol, io.signal));
+      const output = options.output ?? (await freeFileNameFor(gateway, symbol, io.signal));
       const md5 = info.httpMetadata.contentMd5;
       const result = await transferFile(gateway, {
         symbol,
@@ -214,12 +216,28 @@ interface SyncCommandOptions {
   readonly quiet?: boolean;
 }
 
-async function fileNameOf(gateway: GatewayClient, symbol: string, signal: AbortSignal): Promise<string> {
+/**
+ * Where `dfg download <symbol>` without `-o` writes: the base name of the symbol's storage path, in
+ * the current folder. The name comes from the server, so it is used only when the whole path is one
+ * a mirror would accept (`localPathFor`), the name does not start with "." (no `.bashrc`, no
+ * `.ssh`), and nothing of that name is there yet: dfg never replaces a file it was not told to.
+ */
+async function freeFileNameFor(gateway: GatewayClient, symbol: string, signal: AbortSignal): Promise<string> {
   const catalog = await gateway.catalog({ signal });
   const fileName = catalog.files.find((file) => file.Symbol === symbol)?.FileName;
   if (fileName === undefined) throw new GatewayClientError('http_error', `${symbol} is not in your catalog`);
-  const name = basename(fileName);
-  if (name === '' || name === '.' || name === '..') throw new GatewayClientError('unsafe_path', `no usable file name in ${JSON.stringify(fileName)}: use -o`);
+  const useO = `choose where to write it with -o (dfg download ${symbol} -o <file>)`;
+  let name: string;
+  try {
+    name = basename(localPathFor(process.cwd(), fileName));
+  } catch (error) {
+    throw new GatewayClientError('unsafe_path', `${symbol}'s storage path ${JSON.stringify(fileName)} is not a safe file name here: ${useO}`, { cause: error });
+  }
+  if (name.startsWith('.')) {
+    throw new GatewayClientError('unsafe_path', `${symbol}'s file name ${JSON.stringify(name)} starts with ".": dfg does not write such a name by itself; ${useO}`);
+  }
+  const existing = await lstat(name).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT');
+  if (existing) throw new GatewayClientError('unsafe_path', `${name} already exists and dfg does not replace a file by itself: ${useO}`);
   return name;
 }
 
