@@ -102,6 +102,14 @@ describe('client rules', function () {
       });
     }
 
+    // The mirror's own names, wherever they would collide: a folder named like a part, the manifest's
+    // temporary file, and on case-insensitive file systems (macOS, Windows) another case.
+    for (const colliding of ['x.part/y', 'a/x.part.json/y', '.dfg-manifest.json.4242.tmp', 'X.PART', 'a/B.Part.Json', '.DFG-Manifest.JSON']) {
+      it(`when the path ${JSON.stringify(colliding)} collides with the mirror's own files, refuses it with unsafe_path`, function () {
+        expect(() => localPathFor(dir, colliding)).to.throw().with.property('code', 'unsafe_path');
+      });
+    }
+
     it('when the path is ordinary, places it under the folder', function () {
       expect(localPathFor(dir, 'b3/cotahist/COTAHIST 2024.parquet')).to.equal(join(dir, 'b3', 'cotahist', 'COTAHIST 2024.parquet'));
     });

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -303,6 +303,72 @@ describe('sync (library) against the gateway on Azurite', function () {
       } finally {
         await proxy.close();
       }
+    });
+  });
+
+  describe('when the mirror holds symbolic links', function () {
+    const files = publishedFiles(2, { size: 3_000 });
+    const file = files[0] as PublishedFile;
+    let mirror: MirrorGateway;
+    let proxy: TamperingProxy;
+    let outside: string;
+
+    before(async function () {
+      mirror = await startMirrorGateway(files);
+      proxy = await startTamperingProxy(mirror.gateway.port);
+    });
+
+    after(async function () {
+      await proxy.close();
+      await mirror.close();
+    });
+
+    beforeEach(async function () {
+      outside = await mkdtemp(join(tmpdir(), 'dfg-outside-'));
+    });
+
+    afterEach(async function () {
+      await rm(outside, { recursive: true, force: true });
+    });
+
+    it('when a folder of the mirror is a link to another folder, writes nothing through it and fails those files with unsafe_path', async function () {
+      await symlink(outside, join(dir, 'data'));
+
+      const report = await clientFor(mirror, proxy).sync({ dir });
+
+      expect(report.files.map((entry) => [entry.outcome, entry.error?.code])).to.deep.equal(files.map(() => ['failed', 'unsafe_path']));
+      expect(await readdir(outside, { recursive: true })).to.deep.equal([]);
+    });
+
+    it('when a .part is a link to a file elsewhere, leaves that file alone and mirrors the file', async function () {
+      const victim = join(outside, 'precious');
+      await writeFile(victim, 'precious');
+      const { etag } = await clientFor(mirror, proxy).info(file.symbol);
+      await mkdir(join(dir, 'data', 'even'), { recursive: true });
+      await symlink(victim, `${localFile(dir, file)}.part`);
+      await writeFile(`${localFile(dir, file)}.part.json`, JSON.stringify({ etag, size: file.bytes.length }));
+
+      const report = await clientFor(mirror, proxy).sync({ dir });
+
+      expect(await readFile(victim, 'utf8')).to.equal('precious');
+      expect(report.failed).to.equal(0);
+      await expectMirrored(dir, files);
+    });
+
+    it('when a mirrored file was replaced by a link, never counts the link\'s target as the file: downloads it again in place of the link', async function () {
+      const client = clientFor(mirror, proxy);
+      await client.sync({ dir });
+      const victim = join(outside, 'same-size');
+      await writeFile(victim, Buffer.alloc(file.bytes.length, 1));
+      await rm(localFile(dir, file));
+      await symlink(victim, localFile(dir, file));
+
+      const report = await client.sync({ dir });
+
+      expect(report.downloaded).to.equal(1);
+      expect((await lstat(localFile(dir, file))).isSymbolicLink()).to.equal(false);
+      expect((await readFile(victim)).equals(Buffer.alloc(file.bytes.length, 1))).to.equal(true);
+      await expectMirrored(dir, files);
     });
   });
 

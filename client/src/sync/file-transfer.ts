@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, ftruncateSync, writeFileSync } from 'node:fs';
-import { mkdir, open, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
+import { constants, createReadStream, ftruncateSync, writeFileSync } from 'node:fs';
+import { lstat, mkdir, open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { GatewayClientError, isClientError } from '../errors.js';
 import type { DownloadResult, GatewayClient } from '../gateway-client.js';
@@ -73,7 +73,8 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
     // already buffered with it (the stream discards them when it errors).
     hash = createHash('md5');
     if (part !== undefined) await hashFile(partPath, hash);
-    const file = await open(partPath, 'a');
+    // O_NOFOLLOW: a link put where the part goes must not take the bytes to its target.
+    const file = await open(partPath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o644);
     let outcome: TransferResult | GatewayClientError;
     try {
       const result = await client.download(request.symbol, {
@@ -179,7 +180,8 @@ export async function transferFile(client: Pick<GatewayClient, 'download'>, requ
 
 /** The part to resume, or undefined (and nothing left behind) when there is none worth resuming. */
 async function readPart(partPath: string, statePath: string): Promise<{ readonly offset: number; readonly etag: string } | undefined> {
-  const [size, state] = await Promise.all([stat(partPath).then((stats) => stats.size, () => undefined), readPartState(statePath)]);
+  // lstat: only a regular file is a part; a link in its place is removed, never followed.
+  const [size, state] = await Promise.all([lstat(partPath).then((stats) => (stats.isFile() ? stats.size : undefined), () => undefined), readPartState(statePath)]);
   if (size !== undefined && size > 0 && state !== undefined && size < state.size) return { offset: size, etag: state.etag };
   // No state, an empty part, or one as long as (or longer than) its version: nothing to resume from.
   await Promise.all([rm(partPath, { force: true }), rm(statePath, { force: true })]);

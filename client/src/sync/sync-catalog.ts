@@ -1,10 +1,10 @@
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { GatewayClientError, isClientError, type ClientErrorCode } from '../errors.js';
 import type { GatewayClient, ListedFile } from '../gateway-client.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { transferFile } from './file-transfer.js';
-import { localPathFor } from './local-path.js';
+import { checkFoldersInside, localPathFor } from './local-path.js';
 import { Manifest } from './manifest.js';
 
 export interface SyncOptions {
@@ -161,7 +161,7 @@ export async function syncCatalog(client: GatewayClient, options: SyncOptions): 
               finish({ path: file.path, symbol: file.listed.symbol, outcome: 'interrupted', bytes: 0 });
               return;
             }
-            const report = await mirrorFile(client, file, manifest, signal, options.maxAttempts ?? 3, emit);
+            const report = await mirrorFile(client, dir, file, manifest, signal, options.maxAttempts ?? 3, emit);
             if (report.outcome === 'failed' && report.error?.code === 'auth_failed') {
               // Every other file would be refused the same way: stop rather than hammer the token endpoint.
               authFailed = true;
@@ -187,7 +187,8 @@ export async function syncCatalog(client: GatewayClient, options: SyncOptions): 
 
 async function planFile(path: string, listed: ListedFile, destination: string, manifest: Manifest): Promise<PlannedFile> {
   const known = manifest.get(path);
-  const sizeOnDisk = await stat(destination).then((stats) => (stats.isFile() ? stats.size : undefined), () => undefined);
+  // lstat: a link put where a mirrored file was is not that file, whatever it points to.
+  const sizeOnDisk = await lstat(destination).then((stats) => (stats.isFile() ? stats.size : undefined), () => undefined);
   if (known === undefined || sizeOnDisk !== known.size) return { path, listed, destination, action: 'transfer' };
   if (known.etag === listed.etag) return { path, listed, destination, action: 'unchanged' };
   // The listing may lag storage by a few seconds (LIST_CACHE_SECONDS): let the download decide, with a 304 if we are current.
@@ -196,6 +197,7 @@ async function planFile(path: string, listed: ListedFile, destination: string, m
 
 async function mirrorFile(
   client: GatewayClient,
+  dir: string,
   file: PlannedFile,
   manifest: Manifest,
   signal: AbortSignal,
@@ -204,6 +206,7 @@ async function mirrorFile(
 ): Promise<FileReport> {
   const { path, listed } = file;
   try {
+    await checkFoldersInside(dir, file.destination, true);
     const result = await transferFile(client, {
       symbol: listed.symbol,
       destination: file.destination,
@@ -233,7 +236,8 @@ async function mirrorFile(
 async function deleteFile(dir: string, path: string, manifest: Manifest): Promise<FileReport> {
   const symbol = manifest.get(path)?.symbol ?? '';
   try {
-    await rm(localPathFor(dir, path), { force: true });
+    const target = localPathFor(dir, path);
+    if (await checkFoldersInside(dir, target, false)) await rm(target, { force: true });
     await manifest.delete(path);
     return { path, symbol, outcome: 'deleted', bytes: 0 };
   } catch (error) {
