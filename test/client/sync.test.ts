@@ -306,6 +306,32 @@ describe('sync (library) against the gateway on Azurite', function () {
     });
   });
 
+  describe('when several symbols name one storage path', function () {
+    const files = publishedFiles(2, { size: 200_000 });
+    let mirror: MirrorGateway;
+    let proxy: TamperingProxy;
+
+    before(async function () {
+      mirror = await startMirrorGateway(files);
+      await mirror.setIndex([...files, { symbol: 'ALIAS0', path: (files[0] as PublishedFile).path }, { symbol: 'ALIAS1', path: (files[0] as PublishedFile).path }]);
+      proxy = await startTamperingProxy(mirror.gateway.port);
+    });
+
+    after(async function () {
+      await proxy.close();
+      await mirror.close();
+    });
+
+    it('fetches that file once, never twice into one .part', async function () {
+      const report = await clientFor(mirror, proxy).sync({ dir });
+
+      expect(proxy.downloads()).to.have.length(files.length);
+      expect(report.downloaded).to.equal(files.length);
+      expect(report.failed).to.equal(0);
+      await expectMirrored(dir, files);
+    });
+  });
+
   describe('when the mirror holds symbolic links', function () {
     const files = publishedFiles(2, { size: 3_000 });
     const file = files[0] as PublishedFile;

@@ -108,9 +108,12 @@ export async function syncCatalog(client: GatewayClient, options: SyncOptions): 
   };
 
   const planned: PlannedFile[] = [];
+  // Several symbols may name one storage path: it is one file, fetched once (two transfers would share its .part).
+  const plannedPaths = new Set<string>();
   for (const listed of listing.files) {
     const path = pathBySymbol.get(listed.symbol);
-    if (path === undefined || !selected(path)) continue;
+    if (path === undefined || !selected(path) || plannedPaths.has(path)) continue;
+    plannedPaths.add(path);
     let destination: string;
     try {
       destination = localPathFor(dir, path);
