@@ -254,6 +254,60 @@ describe('the dfg command', function () {
     });
   });
 
+  describe('when the gateway\'s text holds terminal control characters', function () {
+    const description = 'red \u001b[31m alert \u009b2J \u007f end';
+    const hostilePath = 'data/\u001b]0;owned\u0007\u009bx.bin';
+    /** Anything a terminal would act on: C0 (but the line feed that ends each line), DEL, C1. */
+    const rawControl = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+    let hostile: TamperingProxy;
+
+    before(async function () {
+      hostile = await startTamperingProxy(mirror.gateway.port, (exchange) =>
+        exchange.path === '/catalog'
+          ? {
+              rewrite: (body) => {
+                const catalog = JSON.parse(body.toString('utf8')) as { files: Array<{ Symbol: string; FileName: string; Description: string }> };
+                for (const file of catalog.files) {
+                  if (file.Symbol === 'SYM0') file.Description = description;
+                  if (file.Symbol === 'SYM1') file.FileName = hostilePath;
+                }
+                return JSON.stringify(catalog);
+              },
+            }
+          : undefined,
+      );
+    });
+
+    after(async function () {
+      await hostile.close();
+    });
+
+    it('when printed as a table, shows them escaped (\\u001b), never raw', async function () {
+      const result = await runDfg(['catalog'], { ...env, DFG_URL: hostile.url });
+
+      expect(result.code, result.stderr).to.equal(0);
+      expect(result.stdout).not.to.match(rawControl);
+      expect(result.stdout).to.contain('red \\u001b[31m alert \\u009b2J \\u007f end');
+    });
+
+    it('when printed as JSON, escapes them too, and the JSON still parses to the gateway\'s values', async function () {
+      const result = await runDfg(['catalog', '--json'], { ...env, DFG_URL: hostile.url });
+
+      expect(result.stdout).not.to.match(rawControl);
+      const catalog = JSON.parse(result.stdout) as { files: Array<{ Symbol: string; FileName: string; Description: string }> };
+      expect(catalog.files.find((file) => file.Symbol === 'SYM0')?.Description).to.equal(description);
+      expect(catalog.files.find((file) => file.Symbol === 'SYM1')?.FileName).to.equal(hostilePath);
+    });
+
+    it('when a sync reports the file it refused, in messages and in progress lines, escapes them', async function () {
+      const [quiet, json] = [await runDfg(['sync', dir, '--quiet'], { ...env, DFG_URL: hostile.url }), await runDfg(['sync', dir, '--progress', 'json'], { ...env, DFG_URL: hostile.url })];
+
+      expect(quiet.code).to.equal(1);
+      expect(quiet.stderr).to.contain('failed: data/\\u001b]0;owned\\u0007\\u009bx.bin');
+      for (const output of [quiet.stdout, quiet.stderr, json.stdout, json.stderr]) expect(output).not.to.match(rawControl);
+    });
+  });
+
   describe('when a signal arrives while bodies keep coming', function () {
     /** Far more than any test writes: the gateway "announces" a file this big, and the body never ends. */
     const HUGE = 2 ** 40;

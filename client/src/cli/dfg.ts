@@ -13,6 +13,7 @@ import { ExitCode, exitCodesHelp } from './exit-codes.js';
 import { loadCredentials } from './profile.js';
 import { createProgressReporter, type ProgressMode } from './progress-reporter.js';
 import { formatBytes, formatTable } from './table.js';
+import { escapeControls, jsonLine } from './terminal-text.js';
 
 type Output = NodeJS.WritableStream & { readonly isTTY?: boolean };
 
@@ -56,7 +57,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     .option('--json', 'the gateway\'s JSON answer, for scripts')
     .action(async (options: { json?: boolean }) => {
       const catalog = await (await client(profileOption())).catalog({ signal: io.signal });
-      if (options.json === true) print(`${JSON.stringify(catalog)}\n`);
+      if (options.json === true) print(jsonLine(catalog));
       else print(formatTable(['SYMBOL', 'FILE', 'DESCRIPTION'], catalog.files.map((file) => [file.Symbol, file.FileName, file.Description])));
     });
 
@@ -72,7 +73,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
         ...(options.limit !== undefined && { limit: options.limit }),
         ...(options.modifiedSince !== undefined && { modifiedSince: options.modifiedSince }),
       });
-      if (options.json === true) print(`${JSON.stringify(list)}\n`);
+      if (options.json === true) print(jsonLine(list));
       else {
         print(formatTable(['SYMBOL', 'SIZE', 'UPLOADED', 'ETAG', 'DESCRIPTION'], list.files.map((file) => [file.symbol, file.size, file.uploaded, file.etag, file.description])));
         if (list.truncated) io.stderr.write(`(first ${list.count} files only; dfg count gives the total)\n`);
@@ -85,7 +86,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     .option('--json', 'the gateway\'s JSON answer, for scripts')
     .action(async (options: { json?: boolean }) => {
       const count = await (await client(profileOption())).count({ signal: io.signal });
-      print(options.json === true ? `${JSON.stringify(count)}\n` : `${count.count}\n`);
+      print(options.json === true ? jsonLine(count) : `${count.count}\n`);
     });
 
   program
@@ -96,7 +97,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     .action(async (symbol: string, options: { json?: boolean }) => {
       const info = await (await client(profileOption())).info(symbol, { signal: io.signal });
       if (options.json === true) {
-        print(`${JSON.stringify(info)}\n`);
+        print(jsonLine(info));
         return;
       }
       const rows: Array<[string, string | number | undefined]> = [
@@ -132,7 +133,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
         signal: io.signal,
         maxAttempts: 3,
       });
-      if (result.outcome === 'downloaded') io.stderr.write(`${output}: ${formatBytes(result.size)}${result.resumedFrom > 0 ? ` (resumed at ${result.resumedFrom})` : ''}\n`);
+      if (result.outcome === 'downloaded') io.stderr.write(`${escapeControls(output)}: ${formatBytes(result.size)}${result.resumedFrom > 0 ? ` (resumed at ${result.resumedFrom})` : ''}\n`);
     });
 
   program
@@ -170,8 +171,8 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
         reporter.stop();
       }
       for (const file of report.files) {
-        if (file.outcome === 'failed') io.stderr.write(`failed: ${file.path}: ${file.error?.message ?? 'unknown error'}\n`);
-        else if (options.dryRun === true && mode !== 'json') io.stdout.write(`${file.outcome === 'would_delete' ? 'would delete' : file.outcome === 'would_download' ? 'would download' : 'unchanged'}: ${file.path}\n`);
+        if (file.outcome === 'failed') io.stderr.write(`failed: ${escapeControls(file.path)}: ${escapeControls(file.error?.message ?? 'unknown error')}\n`);
+        else if (options.dryRun === true && mode !== 'json') io.stdout.write(`${file.outcome === 'would_delete' ? 'would delete' : file.outcome === 'would_download' ? 'would download' : 'unchanged'}: ${escapeControls(file.path)}\n`);
       }
       if (report.deleteRefused !== undefined) io.stderr.write(`${report.deleteRefused}\n`);
       if (report.listingTruncated) io.stderr.write('the listing was truncated at 10000 files: narrow it with --modified-since\n');
@@ -196,7 +197,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     if (error instanceof CommanderError) {
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? ExitCode.success : ExitCode.usage;
     }
-    io.stderr.write(`dfg: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`dfg: ${escapeControls(error instanceof Error ? error.message : String(error))}\n`);
     if (io.signal.aborted || isClientError(error, 'aborted')) return ExitCode.interrupted;
     if (isClientError(error, 'auth_failed')) return ExitCode.authFailure;
     if (isClientError(error, 'invalid_profile')) return ExitCode.usage;

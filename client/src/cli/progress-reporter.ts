@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { SyncEvent } from '../sync/sync-catalog.js';
 import { formatBytes } from './table.js';
+import { escapeControls, jsonLine } from './terminal-text.js';
 
 export type ProgressMode = 'bars' | 'json' | 'none';
 
@@ -21,7 +22,7 @@ export function createProgressReporter(mode: ProgressMode, out: NodeJS.WritableS
   if (mode === 'json') {
     return {
       onEvent: (event) => {
-        out.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
+        out.write(jsonLine({ time: new Date().toISOString(), ...event }));
       },
       stop: () => undefined,
     };
@@ -63,7 +64,7 @@ function barsReporter(terminal: NodeJS.WritableStream): ProgressReporter {
         case 'file-start': {
           const size = event.size ?? 0;
           const bar = multibar.create(Math.max(1, size), event.offset, {
-            name: basename(event.path).padEnd(24).slice(0, 24),
+            name: escapeControls(basename(event.path)).padEnd(24).slice(0, 24),
             done: formatBytes(event.offset),
             total_text: formatBytes(size),
             rate: '',
