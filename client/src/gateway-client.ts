@@ -1,5 +1,6 @@
 import { Readable, Transform } from 'node:stream';
 import createOpenApiClient, { type Client } from 'openapi-fetch';
+import { catalogShape, fileCountShape, fileInfoShape, fileListShape, tokenShape, type Shape } from './answer-shape.js';
 import { GatewayClientError } from './errors.js';
 import type { components, paths } from './generated/api-types.js';
 import { createResilientFetch, type FetchFunction, type RetryEvent } from './resilient-fetch.js';
@@ -117,15 +118,13 @@ export function createClient(options: ClientOptions): GatewayClient {
     issue: async () => {
       // RFC 6749 section 2.3.1: HTTP Basic over the form-encoded id and secret (the method openapi.yaml prefers).
       const basic = Buffer.from(`${formEncode(options.clientId)}:${formEncode(options.clientSecret)}`).toString('base64');
-      const { data, error, response } = await tokenApi.POST('/oauth/token', {
-        body: { grant_type: 'client_credentials' },
-        bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${basic}` },
-      });
-      if (data === undefined) {
-        const refused = response.status === 400 || response.status === 401;
-        throw errorOf(response, error, refused ? 'auth_failed' : 'http_error', 'token request');
-      }
+      const data = await answerOf('token request', tokenShape, () =>
+        tokenApi.POST('/oauth/token', {
+          body: { grant_type: 'client_credentials' },
+          bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${basic}` },
+        }),
+      (response) => (response.status === 400 || response.status === 401 ? 'auth_failed' : 'http_error'));
       return { accessToken: data.access_token, expiresInSeconds: data.expires_in };
     },
   });
@@ -154,28 +153,14 @@ export function createClient(options: ClientOptions): GatewayClient {
       retryListeners.add(own);
       return () => retryListeners.delete(own);
     },
-    async catalog(call = {}) {
-      const { data, error, response } = await api.GET('/catalog', withSignal(call));
-      if (data === undefined) throw errorOf(response, error, 'http_error', 'catalog');
-      return data;
-    },
-    async list(call = {}) {
+    catalog: (call = {}) => answerOf('catalog', catalogShape, () => api.GET('/catalog', withSignal(call))),
+    list(call = {}) {
       const modifiedSince = call.modifiedSince instanceof Date ? call.modifiedSince.toISOString() : call.modifiedSince;
       const query = { ...(call.limit !== undefined && { limit: call.limit }), ...(modifiedSince !== undefined && { modifiedSince }) };
-      const { data, error, response } = await api.GET('/list', { ...withSignal(call), params: { query } });
-      if (data === undefined) throw errorOf(response, error, 'http_error', 'list');
-      return data;
+      return answerOf('list', fileListShape, () => api.GET('/list', { ...withSignal(call), params: { query } }));
     },
-    async count(call = {}) {
-      const { data, error, response } = await api.GET('/count', withSignal(call));
-      if (data === undefined) throw errorOf(response, error, 'http_error', 'count');
-      return data;
-    },
-    async info(symbol, call = {}) {
-      const { data, error, response } = await api.GET('/info/{symbol}', { ...withSignal(call), params: { path: { symbol } } });
-      if (data === undefined) throw errorOf(response, error, 'http_error', `info ${symbol}`);
-      return data;
-    },
+    count: (call = {}) => answerOf('count', fileCountShape, () => api.GET('/count', withSignal(call))),
+    info: (symbol, call = {}) => answerOf(`info ${symbol}`, fileInfoShape, () => api.GET('/info/{symbol}', { ...withSignal(call), params: { path: { symbol } } })),
     async download(symbol, call = {}) {
       const header = {
         ...(call.range !== undefined && { Range: `bytes=${call.range.start}-${call.range.end ?? ''}` }),
@@ -200,6 +185,30 @@ export function createClient(options: ClientOptions): GatewayClient {
 const formEncode = (value: string): string => encodeURIComponent(value);
 
 const withSignal = (call: CallOptions): { signal?: AbortSignal } => (call.signal === undefined ? {} : { signal: call.signal });
+
+/**
+ * The JSON answer of `request`, checked against `shape`; an error status becomes `errorOf`'s error,
+ * an answer that is not JSON, empty or of the wrong shape a `protocol_error` saying so.
+ */
+async function answerOf<T>(
+  what: string,
+  shape: Shape,
+  request: () => Promise<{ data?: T; error?: unknown; response: Response }>,
+  codeOf: (response: Response) => 'http_error' | 'auth_failed' = () => 'http_error',
+): Promise<T> {
+  let result: { data?: T; error?: unknown; response: Response };
+  try {
+    result = await request();
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new GatewayClientError('protocol_error', `${what}: malformed answer from the gateway: not JSON (${error.message})`, { cause: error });
+    throw error;
+  }
+  const { data, error, response } = result;
+  if (!response.ok) throw errorOf(response, error, codeOf(response), what);
+  const problem = data === undefined ? 'the answer is empty' : shape(data, '');
+  if (problem !== undefined) throw new GatewayClientError('protocol_error', `${what}: malformed answer from the gateway: ${problem}`, { status: response.status });
+  return data as T;
+}
 
 function errorOf(response: Response, body: unknown, code: 'http_error' | 'auth_failed', what: string): GatewayClientError {
   const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};

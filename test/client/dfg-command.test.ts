@@ -254,6 +254,43 @@ describe('the dfg command', function () {
     });
   });
 
+  describe('when the gateway\'s answer is malformed', function () {
+    const answers: Record<string, string> = {
+      '/catalog': JSON.stringify({ clientId: 'mirror', count: 1, files: [{ Symbol: 7, FileName: null }] }),
+      '/count': 'this is not JSON',
+      '/info/SYM0': JSON.stringify({}),
+      '/list?limit=10000': JSON.stringify({ files: null, count: 0, limit: 10000, truncated: false }),
+    };
+    let broken: TamperingProxy;
+
+    before(async function () {
+      broken = await startTamperingProxy(mirror.gateway.port, (exchange) => {
+        const answer = answers[exchange.path];
+        return answer === undefined ? undefined : { rewrite: () => answer };
+      });
+    });
+
+    after(async function () {
+      await broken.close();
+    });
+
+    for (const [args, says] of [
+      [['catalog'], 'files[0].Symbol is not a string'],
+      [['count'], 'not JSON'],
+      [['info', 'SYM0'], 'symbol is not a string'],
+      // Its /catalog and /list are both broken: whichever is read first is reported.
+      [['sync', 'DIR', '--quiet'], 'files'],
+    ] as const) {
+      it(`when dfg ${args.join(' ')} gets one, exits 1 saying what is wrong (${says}), never with a TypeError`, async function () {
+        const result = await runDfg(args.map((arg) => (arg === 'DIR' ? dir : arg)), { ...env, DFG_URL: broken.url });
+
+        expect(result.code).to.equal(1);
+        expect(result.stderr).to.contain('malformed answer from the gateway').and.contain(says);
+        expect(result.stderr).not.to.contain('TypeError');
+      });
+    }
+  });
+
   describe('when the gateway\'s text holds terminal control characters', function () {
     const description = 'red \u001b[31m alert \u009b2J \u007f end';
     const hostilePath = 'data/\u001b]0;owned\u0007\u009bx.bin';
