@@ -5,7 +5,7 @@
  * file could not be read, 2 bad usage.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { formatUsageTable, usageReport } from './usage-report.js';
+import { formatUsageJson, formatUsageTable, usageReport } from './usage-report.js';
 
 function date(name: string) {
   return (value: string): Date => {
@@ -31,7 +31,7 @@ try {
     ...(options.since !== undefined && { since: options.since }),
     ...(options.until !== undefined && { until: options.until }),
   });
-  process.stdout.write(options.json === true ? `${JSON.stringify(report.clients, null, 2)}\n` : `${formatUsageTable(report)}\n`);
+  process.stdout.write(options.json === true ? `${formatUsageJson(report)}\n` : `${formatUsageTable(report)}\n`);
   if (report.otherLines > 0) process.stderr.write(`(${report.otherLines} lines were not download records and were skipped)\n`);
 } catch (error) {
   if (error instanceof CommanderError) {

@@ -55,6 +55,8 @@ export async function usageReport(files: readonly string[], period: UsagePeriod)
         if (line.trim() !== '') otherLines += 1;
         continue;
       }
+      // A HEAD moves no file: the subscriber only asked about it.
+      if (record.method === 'HEAD') continue;
       const time = Date.parse(record.time);
       if (period.since !== undefined && time < period.since.getTime()) continue;
       if (period.until !== undefined && time >= period.until.getTime()) continue;
@@ -87,6 +89,7 @@ interface DownloadLine {
   readonly time: string;
   readonly clientId: string;
   readonly path: string | null;
+  readonly method: string;
   readonly bytesSent: number;
   readonly outcome: string;
 }
@@ -101,22 +104,42 @@ function downloadRecordOf(line: string): DownloadLine | undefined {
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const record = parsed as Record<string, unknown>;
   if (record['event'] !== 'download' || typeof record['clientId'] !== 'string' || typeof record['time'] !== 'string') return undefined;
-  if (typeof record['bytesSent'] !== 'number' || typeof record['outcome'] !== 'string' || Number.isNaN(Date.parse(record['time']))) return undefined;
+  // A byte count is a whole number of 0 or more: JSON.parse turns 1e999 into Infinity, and a negative one would lower a total.
+  const bytesSent = record['bytesSent'];
+  if (typeof bytesSent !== 'number' || !Number.isSafeInteger(bytesSent) || bytesSent < 0) return undefined;
+  if (typeof record['outcome'] !== 'string' || typeof record['method'] !== 'string' || Number.isNaN(Date.parse(record['time']))) return undefined;
   return {
     time: record['time'],
     clientId: record['clientId'],
+    method: record['method'],
     path: typeof record['path'] === 'string' ? record['path'] : null,
-    bytesSent: record['bytesSent'],
+    bytesSent,
     outcome: record['outcome'],
   };
 }
 
-/** The report as an aligned text table, bytes also in MiB. */
+/**
+ * `text` with C0, DEL and C1 control characters written as `\uXXXX`: a client id comes from whoever
+ * wrote the audit file's lines, and a terminal acts on ESC (U+001B) and CSI (U+009B) sequences.
+ */
+function escapeControls(text: string, controls = /[\u0000-\u001f\u007f-\u009f]/g): string {
+  return text.replace(controls, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * The report's clients as indented JSON, safe on a terminal: JSON.stringify escapes C0 controls in
+ * strings but leaves DEL and C1 raw, which a `\u` escape carries (it parses back the same).
+ */
+export function formatUsageJson(report: UsageReport): string {
+  return escapeControls(JSON.stringify(report.clients, null, 2), /[\u007f-\u009f]/g);
+}
+
+/** The report as an aligned text table, bytes also in MiB, control characters escaped. */
 export function formatUsageTable(report: UsageReport): string {
   const rows = [
     ['CLIENT_ID', 'DOWNLOADS', 'INTERRUPTED', 'LINKS', 'BYTES', 'MIB', 'FILES'],
     ...report.clients.map((client) => [
-      client.clientId,
+      escapeControls(client.clientId),
       String(client.downloads),
       String(client.interrupted),
       String(client.links),

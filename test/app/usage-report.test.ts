@@ -95,6 +95,34 @@ describe('npm run usage (per-client usage from audit files)', function () {
     expect(lines[2]).to.match(/^beta\s+1\s+0\s+1\s+300\s+0\.0\s+2$/);
   });
 
+  it('does not count HEAD as a download, skips a byte count that is negative or not finite, and escapes control characters', async function () {
+    const hostileFile = join(dir, 'hostile.jsonl');
+    const record = (fields: Record<string, unknown>): string =>
+      JSON.stringify({ level: 30, time: '2026-03-01T10:00:00.000Z', event: 'download', requestId: 'r', clientId: 'acme', symbol: 'A', path: 'data/a.bin', method: 'GET', status: 200, range: null, bytesSent: 10, fileSize: 10, etag: '"x"', outcome: 'completed', durationMs: 1, msg: 'audit', ...fields });
+    await appendFile(
+      hostileFile,
+      [
+        record({}),
+        record({ method: 'HEAD', bytesSent: 0 }),
+        record({ bytesSent: -100 }),
+        record({ bytesSent: 12345 }).replace('12345', '1e999'),
+        record({ clientId: 'evil\u001b[2J\u009b', bytesSent: 5 }),
+      ].join('\n') + '\n',
+    );
+    const rawControl = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+    const [json, table] = [await usage([hostileFile, '--json']), await usage([hostileFile])];
+
+    expect(json.code, json.stderr).to.equal(0);
+    expect(JSON.parse(json.stdout)).to.deep.equal([
+      { clientId: 'acme', downloads: 1, interrupted: 0, links: 0, bytes: 10, files: 1 },
+      { clientId: 'evil\u001b[2J\u009b', downloads: 1, interrupted: 0, links: 0, bytes: 5, files: 1 },
+    ]);
+    expect(json.stderr).to.contain('2 lines');
+    for (const output of [json.stdout, table.stdout]) expect(output).not.to.match(rawControl);
+    expect(table.stdout).to.contain('evil\\u001b[2J\\u009b');
+  });
+
   it('exits 2 for a date that is not one, and 1 for a file it cannot read', async function () {
     expect((await usage([auditFile, '--since', 'last month'])).code).to.equal(2);
     expect((await usage([join(dir, 'missing.jsonl')])).code).to.equal(1);
