@@ -184,6 +184,21 @@ describe('the dfg command', function () {
       expect(result.code, result.stderr).to.equal(0);
       expect((await readFile(output)).equals(files[3]?.bytes ?? Buffer.alloc(0))).to.equal(true);
     });
+
+    it('when a download to stdout (-o -) comes with no size and an endless body, writes nothing and exits 1', async function () {
+      const unsized = await startTamperingProxy(mirror.gateway.port, (exchange) =>
+        exchange.path.startsWith('/download/') ? { replaceBody: endlessBody().stream } : undefined,
+      );
+      try {
+        const result = await runDfg(['download', 'SYM0', '-o', '-'], { ...env, DFG_URL: unsized.url });
+
+        expect(result.code).to.equal(1);
+        expect(result.stderr).to.contain('no size');
+        expect(result.stdout).to.equal('');
+      } finally {
+        await unsized.close();
+      }
+    });
   });
 
   describe('download without -o, when the gateway names the file', function () {

@@ -120,6 +120,11 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
       const gateway = await client(profileOption());
       if (options.output === '-') {
         const result = await gateway.download(symbol, { signal: io.signal });
+        // fetch holds a body to its Content-Length; without one, nothing would bound what reaches stdout.
+        if (result.size === undefined) {
+          result.body.destroy();
+          throw new GatewayClientError('protocol_error', `download ${symbol}: the answer has no size (Content-Length), so its end could not be checked`);
+        }
         await pipeline(result.body, io.stdout, { end: false });
         return;
       }
