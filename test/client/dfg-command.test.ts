@@ -261,6 +261,16 @@ describe('the dfg command', function () {
       expect(await readFile(join(home, 'file-2.bin'), 'utf8')).to.equal('an unrelated file\n');
     });
 
+    it('when a <name>.part is there that dfg did not write (no <name>.part.json), refuses with exit 1 asking for -o and leaves it', async function () {
+      await writeFile(join(home, 'file-2.bin.part'), 'someone else\'s file\n');
+
+      const result = await runDfg(['download', 'SYM2'], env, home);
+
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.contain('file-2.bin.part').and.contain('-o');
+      expect(await readFile(join(home, 'file-2.bin.part'), 'utf8')).to.equal('someone else\'s file\n');
+    });
+
     it('when the name is a plain one and free, writes the file under its base name in the current folder', async function () {
       const result = await runDfg(['download', 'SYM2'], env, home);
 

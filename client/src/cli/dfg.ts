@@ -7,7 +7,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { GatewayClientError, isClientError } from '../errors.js';
 import { createClient, type GatewayClient } from '../gateway-client.js';
 import { transferFile } from '../sync/file-transfer.js';
-import { localPathFor } from '../sync/local-path.js';
+import { localPathFor, PART_STATE_SUFFIX, PART_SUFFIX } from '../sync/local-path.js';
 import type { SyncReport } from '../sync/sync-catalog.js';
 import { ExitCode, exitCodesHelp } from './exit-codes.js';
 import { loadCredentials } from './profile.js';
@@ -226,7 +226,8 @@ interface SyncCommandOptions {
  * Where `dfg download <symbol>` without `-o` writes: the base name of the symbol's storage path, in
  * the current folder. The name comes from the server, so it is used only when the whole path is one
  * a mirror would accept (`localPathFor`), the name does not start with "." (no `.bashrc`, no
- * `.ssh`), and nothing of that name is there yet: dfg never replaces a file it was not told to.
+ * `.ssh`), and nothing of that name is there yet (nor a `.part` of it that an interrupted dfg did not
+ * leave): dfg never replaces a file it was not told to.
  */
 async function freeFileNameFor(gateway: GatewayClient, symbol: string, signal: AbortSignal): Promise<string> {
   const catalog = await gateway.catalog({ signal });
@@ -242,8 +243,13 @@ async function freeFileNameFor(gateway: GatewayClient, symbol: string, signal: A
   if (name.startsWith('.')) {
     throw new GatewayClientError('unsafe_path', `${symbol}'s file name ${JSON.stringify(name)} starts with ".": dfg does not write such a name by itself; ${useO}`);
   }
-  const existing = await lstat(name).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT');
-  if (existing) throw new GatewayClientError('unsafe_path', `${name} already exists and dfg does not replace a file by itself: ${useO}`);
+  const exists = (path: string): Promise<boolean> => lstat(path).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT');
+  if (await exists(name)) throw new GatewayClientError('unsafe_path', `${name} already exists and dfg does not replace a file by itself: ${useO}`);
+  // A part with its state is one an interrupted dfg left (resumed now); without the state it is someone else's file.
+  const part = name + PART_SUFFIX;
+  if ((await exists(part)) && !(await exists(name + PART_STATE_SUFFIX))) {
+    throw new GatewayClientError('unsafe_path', `${part} exists and dfg did not write it: ${useO}`);
+  }
   return name;
 }
 
