@@ -115,3 +115,49 @@ describe('MAX_CONNECTIONS', function () {
     }
   });
 });
+
+/** A raw connection that never closes its own side: it keeps a slot unless the gateway lets go of it. */
+async function halfOpenExchange(port: number, ...chunks: string[]): Promise<{ socket: Socket; text: string }> {
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.on('error', () => {});
+  let text = '';
+  socket.setEncoding('latin1').on('data', (data: string) => (text += data));
+  for (const chunk of chunks) socket.write(chunk);
+  // The gateway has answered and closed its side; ours stays open, as a careless or hostile peer's would.
+  await new Promise((resolve) => socket.once('end', resolve));
+  return { socket, text };
+}
+
+describe('MAX_CONNECTIONS, once connections were refused', function () {
+  const refusals: ReadonlyArray<{ readonly status: number; readonly what: string; readonly chunks: readonly string[] }> = [
+    { status: 400, what: 'an unparseable request', chunks: ['GET /a b c HTTP/1.1\r\nHost: x\r\n\r\n'] },
+    { status: 400, what: 'a token request announcing a 10 MB body', chunks: ['POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000000\r\n\r\ngrant_type='] },
+    { status: 408, what: 'headers that never finish', chunks: ['GET /health HTTP/1.1\r\nHost: x\r\n'] },
+    { status: 431, what: 'a header section over 16 KiB', chunks: [`GET /health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20 * 1024)}\r\n\r\n`] },
+  ];
+  for (const refusal of refusals) {
+    describe(`when every slot held ${refusal.what}, answered ${refusal.status}, and the peers never close`, function () {
+      it('frees the slots at once: a fresh client is served', async function () {
+        const gateway = await startGateway({
+          store: new MemoryBlobStore(),
+          clients: [],
+          env: { MAX_CONNECTIONS: '2', HEADERS_TIMEOUT_SECONDS: '1', REQUEST_TIMEOUT_SECONDS: '1' },
+        });
+        const held: Socket[] = [];
+        try {
+          for (let i = 0; i < 2; i += 1) {
+            const { socket, text } = await halfOpenExchange(gateway.port, ...refusal.chunks);
+            held.push(socket);
+            expect(statusAndBody(text).status).to.equal(refusal.status);
+          }
+          const fresh = await exchange(gateway.port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+          expect(fresh.text).to.match(/^HTTP\/1\.1 200/);
+        } finally {
+          for (const socket of held) socket.destroy();
+          await gateway.close();
+        }
+      });
+    });
+  }
+});

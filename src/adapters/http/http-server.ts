@@ -43,7 +43,11 @@ export function createHttpServer(app: Express, options: HttpServerOptions): Serv
       socket.destroy();
       return;
     }
-    socket.end(rawErrorResponse(refusalFor(error), logger));
+    // Written, then the connection is destroyed: ending only our side would leave a peer that never
+    // closes its own holding a MAX_CONNECTIONS slot (Node's server allows half-open connections).
+    // A peer that does not even read the answer loses the connection after the headers' deadline.
+    socket.setTimeout(options.headersTimeoutMs, () => socket.destroy());
+    socket.end(rawErrorResponse(refusalFor(error), logger), () => socket.destroy());
   });
   return server;
 }
