@@ -21,7 +21,7 @@ import { FileAccess } from '../domain/file-access.js';
 import type { BlobStore, ClientRegistry, Clock, SecretHasher } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
 import { openApiDefinitionPath } from './package-root.js';
-import { Readiness } from './readiness.js';
+import { logReadinessProblems, Readiness } from './readiness.js';
 
 /** The adapters the app runs on; every setting comes from the validated `GatewayConfig`. */
 export interface AppAdapters {
@@ -73,6 +73,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
       ...(adapters.redisProblem !== undefined && { redisProblem: adapters.redisProblem }),
       cacheMs: config.readyCacheSeconds * 1000,
       clock,
+      onProblem: logReadinessProblems(logger),
     });
   const catalogs = new CatalogCache({
     source: new BlobIndexSource(store),

@@ -16,7 +16,7 @@ import type { GatewayConfig } from './config.js';
 import { createApp, systemClock } from './create-app.js';
 import { printDemoInstructions } from './demo-instructions.js';
 import { drainOnSignals } from './graceful-shutdown.js';
-import { Readiness } from './readiness.js';
+import { logReadinessProblems, Readiness } from './readiness.js';
 import type { Telemetry } from './telemetry.js';
 
 const demoClientId = 'demo';
@@ -87,6 +87,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     ...(redisProblem !== undefined && { redisProblem }),
     cacheMs: config.readyCacheSeconds * 1000,
     clock: systemClock,
+    onProblem: logReadinessProblems(logger),
   });
   const app = await createApp(config, {
     store,

@@ -64,8 +64,11 @@ export interface BlobStore {
    * how many calls at once) is the store's business.
    */
   existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>>;
-  /** One cheap call that proves storage answers (for readiness). Throws `StorageUnavailable`. */
-  probe(): Promise<void>;
+  /**
+   * One cheap call that proves storage answers (for readiness). Throws `StorageUnavailable`, or the
+   * abort reason once `signal` (the readiness check's own budget) is aborted.
+   */
+  probe(signal?: AbortSignal): Promise<void>;
   /**
    * Streams the blob's bytes once storage has confirmed the version. Throws `FileNotFound` when the blob
    * is gone and `ContentChanged` when its entity tag is no longer `options.ifMatch`.

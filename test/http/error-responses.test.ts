@@ -84,7 +84,7 @@ function failureOf(code: ErrorCode): Error {
   const make = domain[code];
   if (make !== undefined) return make();
   if (code === 'internal_error') return new TypeError('Cannot read properties of undefined (reading "x") at /srv/secret/path.js');
-  return new RequestRefused(code as HttpErrorCode, `refused: ${code}`, { allow: ['GET', 'HEAD'], size: 1234, retryAfterSeconds: 17, reasons: ['storage: down'] });
+  return new RequestRefused(code as HttpErrorCode, `refused: ${code}`, { allow: ['GET', 'HEAD'], size: 1234, retryAfterSeconds: 17, reasons: ['storage'] });
 }
 
 describe('the error renderer (src/adapters/http/error-responses.ts)', function () {
@@ -107,7 +107,7 @@ describe('the error renderer (src/adapters/http/error-responses.ts)', function (
           expect(response.body).to.have.all.keys('error', 'error_description', 'code');
           expect(response.body).to.include({ error: want.error, code });
         } else if (want.shape === 'readiness') {
-          expect(response.body).to.deep.equal({ status: 'not_ready', reasons: ['storage: down'] });
+          expect(response.body).to.deep.equal({ status: 'not_ready', reasons: ['storage'] });
         } else {
           expect(response.body).to.have.all.keys('error', 'message', 'code');
           expect(response.body).to.include({ error: want.error, code });

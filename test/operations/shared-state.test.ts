@@ -142,7 +142,7 @@ describe('Redis stopping while the gateway serves (RATE_LIMIT_ON_STORE_ERROR)', 
           }
           const ready = await gateway.request('GET', '/ready');
           expect(ready.status).to.equal(503);
-          expect(jsonOf<{ reasons: string[] }>(ready).reasons.join(' ')).to.match(/Redis/);
+          expect(jsonOf<{ reasons: string[] }>(ready).reasons).to.deep.equal(['redis']);
 
           // Redis comes back (empty: it kept nothing), on the same port.
           restarted = await startRedisServer(redis.port);
@@ -182,7 +182,7 @@ describe('a gateway started while Redis is unreachable', function () {
       expect((await gateway.get('acme', '/download/A')).status).to.equal(200);
       const ready = await gateway.request('GET', '/ready');
       expect(ready.status).to.equal(503);
-      expect(jsonOf<{ reasons: string[] }>(ready).reasons.join(' ')).to.match(/Redis does not answer/);
+      expect(jsonOf<{ reasons: string[] }>(ready).reasons).to.deep.equal(['redis']);
 
       redis = await startRedisServer(port);
       await connected(client);
@@ -214,7 +214,7 @@ describe('GET /ready while storage goes away and comes back (Azurite stopped and
       await azurite.stop();
       const down = await gateway.request('GET', '/ready');
       expect(down.status).to.equal(503);
-      expect(jsonOf<{ reasons: string[] }>(down).reasons[0]).to.match(/^storage: /);
+      expect(jsonOf<{ reasons: string[] }>(down).reasons).to.deep.equal(['storage']);
       // Liveness does not depend on storage.
       expect((await gateway.request('GET', '/health')).status).to.equal(200);
 

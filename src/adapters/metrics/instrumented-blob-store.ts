@@ -34,8 +34,8 @@ export class InstrumentedBlobStore implements BlobStore {
     return this.#timed('read', () => this.inner.read(path, options));
   }
 
-  probe(): Promise<void> {
-    return this.#timed('probe', () => this.inner.probe());
+  probe(signal?: AbortSignal): Promise<void> {
+    return this.#timed('probe', () => this.inner.probe(signal));
   }
 
   async #timed<T>(operation: string, call: () => Promise<T>): Promise<T> {

@@ -180,12 +180,12 @@ export class AzureBlobStore implements BlobStore {
   }
 
   /** One List Blobs page of one blob: what the Storage Blob Data Reader role allows, and cheap. */
-  async probe(): Promise<void> {
-    const timeout = deadline(this.#responseTimeoutMs);
+  async probe(signal?: AbortSignal): Promise<void> {
+    const timeout = deadline(this.#responseTimeoutMs, signal);
     try {
       await this.#container.listBlobsFlat({ abortSignal: timeout.signal }).byPage({ maxPageSize: 1 }).next();
     } catch (error) {
-      throw toDomainError(error, '');
+      throw toDomainError(error, '', signal);
     } finally {
       timeout.clear();
     }

@@ -71,7 +71,8 @@ export class LocalFolderBlobStore implements BlobStore {
     return findExistingBlobs(this, paths, EXISTENCE_CHECK);
   }
 
-  async probe(): Promise<void> {
+  async probe(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     const root = await this.#getRealRoot();
     try {
       await access(root, constants.R_OK | constants.X_OK);

@@ -80,8 +80,9 @@ export class MemoryBlobStore implements BlobStore {
     return found;
   }
 
-  async probe(): Promise<void> {
-    // Memory always answers.
+  async probe(signal?: AbortSignal): Promise<void> {
+    // Memory always answers, unless the caller has given up already.
+    signal?.throwIfAborted();
   }
 
   async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
