@@ -12,7 +12,7 @@ import type { BlobContent, BlobReadOptions, Clock } from '../../src/domain/ports
 import { capturedAudit } from '../support/audit-capture.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
-import { jsonOf } from '../support/json.js';
+import { jsonOf, type ErrorBody } from '../support/json.js';
 import { captureLog } from '../support/log-capture.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
 
@@ -251,11 +251,12 @@ describe('operating the gateway', function () {
         return parsePrometheusText(response.body.toString('utf8'));
       };
 
-      it('refuses a request without the token, with another token, and with a client\'s bearer token (401)', async function () {
-        expect((await gateway.request('GET', '/metrics')).status).to.equal(401);
-        expect((await gateway.request('GET', '/metrics', { headers: { authorization: 'Bearer not-the-metrics-token-xxxx' } })).status).to.equal(401);
+      it('refuses a request without the token (401 missing_token), and one with another token or a client\'s bearer token (401 invalid_token)', async function () {
+        const codeOf = (response: { status: number; body: Buffer }): [number, string | undefined] => [response.status, jsonOf<ErrorBody>(response).code];
+        expect(codeOf(await gateway.request('GET', '/metrics'))).to.deep.equal([401, 'missing_token']);
+        expect(codeOf(await gateway.request('GET', '/metrics', { headers: { authorization: 'Bearer not-the-metrics-token-xxxx' } }))).to.deep.equal([401, 'invalid_token']);
         const clientToken = await gateway.tokenFor('acme');
-        expect((await gateway.request('GET', '/metrics', { headers: { authorization: `Bearer ${clientToken}` } })).status).to.equal(401);
+        expect(codeOf(await gateway.request('GET', '/metrics', { headers: { authorization: `Bearer ${clientToken}` } }))).to.deep.equal([401, 'invalid_token']);
       });
 
       it('exposes the process metrics and the gateway\'s own, which move as requests are made', async function () {

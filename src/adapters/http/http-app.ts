@@ -193,8 +193,10 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
       if (operationId !== undefined) res.locals['operationId'] = operationId;
     },
     unauthorizedHandler: (context: Context) => {
-      const result = (context.security as Record<string, { error?: unknown } | undefined>)['bearerAuth'];
-      throw result?.error ?? new RequestRefused('missing_token', 'A bearer token is required');
+      // The refusal of the operation's own scheme (`bearerAuth`, or `metricsToken` on /metrics).
+      const results = context.security as Record<string, { error?: unknown } | undefined>;
+      const refusal = ['bearerAuth', 'metricsToken'].map((scheme) => results[scheme]?.error).find((error) => error !== undefined);
+      throw refusal ?? new RequestRefused('missing_token', 'A bearer token is required');
     },
     validationFail: (context: Context) => {
       const problems = describeValidationErrors(context.validation);
