@@ -290,6 +290,16 @@ describe('direct links (DOWNLOAD_LINKS)', function () {
         }
       });
 
+      it('a Host that is not a host and port gets 400 invalid_request: no link, no Location built on it', async function () {
+        for (const path of ['/download/FILE?redirect=true', '/link/FILE']) {
+          const response = await gateway.get('acme', path, { host: 'evil.example/phish?' });
+          expect(response.status, path).to.equal(400);
+          expect(jsonOf<ErrorBody>(response).code).to.equal('invalid_request');
+          expect(response.headers['location']).to.equal(undefined);
+          expect(response.body.toString()).to.not.include('evil');
+        }
+      });
+
       it('?redirect=true still answers 304, 412 and 416 itself, and HEAD is never redirected', async function () {
         const { etag } = await linkFor('FILE');
         expect((await gateway.get('acme', '/download/FILE?redirect=true', { 'if-none-match': etag })).status).to.equal(304);

@@ -79,6 +79,24 @@ describe('discovery for consumers', function () {
         expect(raw).to.include('"code":"invalid_request"');
       });
 
+      for (const host of ['evil.example/path', 'evil.example?x=1', 'evil.example#x', 'user@evil.example', 'evil.example:99999', 'evil.example:', 'a b.example', '"><script>', `${'a'.repeat(300)}.example`]) {
+        it(`answers a Host header that is not a host and port (${JSON.stringify(host.slice(0, 40))}) with 400 invalid_request, naming no issuer`, async function () {
+          for (const path of [asMetadataPath, resourceMetadataPath]) {
+            const response = await gateway.request('GET', path, { headers: { host } });
+
+            expect(response.status).to.equal(400);
+            expect(jsonOf<ErrorBody>(response).code).to.equal('invalid_request');
+            expect(response.body.toString()).to.not.include('evil');
+          }
+        });
+      }
+
+      it('accepts an IPv6 literal and a port as the Host', async function () {
+        const response = await gateway.request('GET', asMetadataPath, { headers: { host: '[::1]:8080' } });
+
+        expect(jsonOf(response).issuer).to.equal('http://[::1]:8080');
+      });
+
       it('answers a query parameter with 400 invalid_request', async function () {
         const response = await gateway.request('GET', `${asMetadataPath}?client_id=acme`);
 
@@ -262,5 +280,22 @@ describe('discovery for consumers', function () {
 
       expect(jsonOf(response).issuer).to.equal('https://dfg-prod.azurewebsites.net');
     });
+
+    for (const forwarded of [
+      { 'x-forwarded-proto': 'javascript' },
+      { 'x-forwarded-proto': 'ftp' },
+      { 'x-forwarded-proto': 'https://evil.example/' },
+      { 'x-forwarded-host': 'evil.example/phish' },
+      { 'x-forwarded-host': 'evil.example@files.example.net' },
+      { 'x-forwarded-host': 'files.example.net:443:443' },
+    ]) {
+      it(`answers ${JSON.stringify(forwarded)} from the proxy with 400 invalid_request, naming no issuer`, async function () {
+        const response = await gateway.request('GET', asMetadataPath, { headers: { host: '10.0.0.4:8080', 'x-forwarded-proto': 'https', ...forwarded } });
+
+        expect(response.status).to.equal(400);
+        expect(jsonOf<ErrorBody>(response).code).to.equal('invalid_request');
+        expect(response.body.toString()).to.not.include('evil');
+      });
+    }
   });
 });

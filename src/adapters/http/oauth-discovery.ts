@@ -53,13 +53,39 @@ export function protectedResourceMetadata(baseUrl: string): ProtectedResourceMet
 }
 
 /**
+ * A host as a URL's authority may name it (RFC 3986 section 3.2.2): a DNS name or IPv4 address, or
+ * an IPv6 literal in brackets, and an optional port. Nothing else (no `/`, `?`, `#`, `@`, spaces),
+ * so a hostile `Host` cannot turn an issuer or a link into someone else's URL. Character classes
+ * that cannot overlap: linear time.
+ */
+const AUTHORITY = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+/** Longer than any DNS name (253) with a port. */
+const MAX_AUTHORITY_LENGTH = 300;
+
+/** Whether `host` (a `Host` or `X-Forwarded-Host` value) is a host and optional port, and nothing more. */
+export function isValidAuthority(host: string): boolean {
+  if (host.length > MAX_AUTHORITY_LENGTH) return false;
+  const match = AUTHORITY.exec(host);
+  return match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
+}
+
+/**
  * The base URL that answers this request: scheme and host as Express sees them, which honours
  * `X-Forwarded-Proto` and `X-Forwarded-Host` only when `TRUST_PROXY` trusts the proxy that set them.
- * `undefined` for a request without a host (HTTP/1.0 allows none).
+ * `undefined` for a request without a host (HTTP/1.0 allows none). A scheme other than `http` or
+ * `https`, or a host that is not a host and port, is refused: it would end up in an issuer or a link.
  */
 export function requestOrigin(req: Request): string | undefined {
   const host = req.host;
-  return host === undefined || host === '' ? undefined : `${req.protocol}://${host}`;
+  if (host === undefined || host === '') return undefined;
+  const scheme = req.protocol;
+  if (scheme !== 'http' && scheme !== 'https') {
+    throw new RequestRefused('invalid_request', 'X-Forwarded-Proto must be http or https');
+  }
+  if (!isValidAuthority(host)) {
+    throw new RequestRefused('invalid_request', 'The Host (or X-Forwarded-Host) header must be a host name or address with an optional port');
+  }
+  return `${scheme}://${host}`;
 }
 
 /**
