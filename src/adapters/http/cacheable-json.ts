@@ -35,5 +35,7 @@ export function sendCacheableJson(req: Request, res: Response, answer: Cacheable
     return;
   }
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  // Explicit, so that HEAD (whose body Node drops) announces the length GET sends.
+  res.setHeader('Content-Length', answer.body.byteLength);
   res.status(200).end(answer.body);
 }

@@ -226,7 +226,10 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     res.locals['target'] = target;
     if (target.kind === 'file') res.locals['rawStoragePath'] = target.rawStoragePath;
     try {
-      await api.handleRequest(toOpenApiRequest(req, target.matchPath), req, res);
+      // HEAD runs the GET operation where only a GET is declared; Express and Node send its status
+      // and headers without the body (RFC 9110 section 9.3.2).
+      const method = req.method === 'HEAD' ? (routeOf('HEAD', rawPath)?.method.toUpperCase() ?? 'HEAD') : req.method;
+      await api.handleRequest(toOpenApiRequest(req, target.matchPath, method), req, res);
     } catch (error) {
       if (!(error instanceof URIError)) return next(error);
       // openapi-backend decodes path parameters before its security handlers run; such a request

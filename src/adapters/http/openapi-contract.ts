@@ -24,10 +24,13 @@ export async function loadOpenApi(definitionPath: string): Promise<OpenApi> {
   return api;
 }
 
-/** The parts of an Express request openapi-backend looks at, with the path it is to match. */
-export function toOpenApiRequest(req: Request, path: string): OpenApiRequest {
+/**
+ * The parts of an Express request openapi-backend looks at, with the path and method it is to match
+ * (a HEAD request is matched as the GET it mirrors when the contract declares no HEAD of its own).
+ */
+export function toOpenApiRequest(req: Request, path: string, method: string = req.method): OpenApiRequest {
   return {
-    method: req.method,
+    method,
     path,
     headers: req.headers as OpenApiRequest['headers'],
     query: req.query as Exclude<OpenApiRequest['query'], undefined>,

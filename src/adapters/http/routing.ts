@@ -55,17 +55,22 @@ export function createRequestTargeting(api: OpenApi): (rawPath: string) => Reque
 
 /**
  * The operation a request addresses, as the gateway routes it, or `undefined` when no route
- * matches (404 or 405). Shared with the contract tests, so that they check responses against the
- * operation the gateway really ran.
+ * matches (404 or 405). A HEAD request where `openapi.yaml` declares only a GET is that GET
+ * operation (RFC 9110 section 9.3.2: the same answer without content). Shared with the contract
+ * tests, so that they check responses against the operation the gateway really ran.
  */
 export function createRouteMatcher(api: OpenApi): (method: string, rawPath: string) => Operation | undefined {
   const target = createRequestTargeting(api);
-  return (method, rawPath) => {
-    const routed = target(rawPath);
+  const match = (method: string, routed: RequestTarget): Operation | undefined => {
     const operation = matchOperation(api, method, routed.matchPath);
     if (operation === undefined) return undefined;
     const isByPath = byPathOperations.has(operation.operationId ?? '');
     return isByPath === (routed.kind === 'file') ? operation : undefined;
+  };
+  return (method, rawPath) => {
+    const routed = target(rawPath);
+    const operation = match(method, routed);
+    return operation === undefined && method === 'HEAD' ? match('GET', routed) : operation;
   };
 }
 
