@@ -23,16 +23,43 @@ import { validateStoragePath } from '../../domain/storage-path.js';
 import { EXISTENCE_CHECK, findExistingBlobs } from './existing-blobs.js';
 import { validateStoragePrefix } from './storage-prefix.js';
 
-/** Options of the factories; tests turn `retryOptions.maxTries` down to fail fast. */
+/**
+ * Options of the factories. `retryOptions` defaults to `retryOptionsWithin(responseTimeoutMs)`;
+ * tests turn `maxTries` down to fail fast.
+ */
 export type AzureBlobStoreOptions = Pick<StoragePipelineOptions, 'retryOptions' | 'keepAliveOptions'> & StoreTimeouts;
 
 export interface StoreTimeouts {
   /**
-   * How long storage may take to start answering a call (response headers, or the next page of a
-   * listing) before the call fails with a retryable `StorageUnavailable`. The SDK's own
-   * `tryTimeoutInMs` only asks the service to time out; it never gives up on a silent connection.
+   * How long a storage call may take, the SDK's retries and their back-off included, to start
+   * answering (response headers, or the next page of a listing) before it fails with a retryable
+   * `StorageUnavailable` (STORAGE_TIMEOUT_SECONDS). The SDK's own `tryTimeoutInMs` only asks the
+   * service to time out; it never gives up on a silent connection.
    */
   readonly responseTimeoutMs: number;
+}
+
+/** Tries of one storage call: the first and two retries. */
+const STORAGE_MAX_TRIES = 3;
+/** The first retry's back-off at most; the SDK's default (4 s, then 12 s) outlasts any sensible deadline. */
+const STORAGE_RETRY_DELAY_MS = 500;
+
+/**
+ * SDK retries that fit in a call's deadline: three tries, backing off 0, then `d`, then 3`d`
+ * (the SDK's exponential policy) with `d` at most an eighth of the deadline, so that a storage
+ * that refuses connections or answers 500/503 is asked three times and reported within about
+ * half the deadline, rather than after the SDK's default 16 s. The deadline's abort (which
+ * covers the retries) still ends a call that hangs.
+ */
+export function retryOptionsWithin(responseTimeoutMs: number): NonNullable<StoragePipelineOptions['retryOptions']> {
+  const retryDelayInMs = Math.min(STORAGE_RETRY_DELAY_MS, Math.floor(responseTimeoutMs / 8));
+  return {
+    maxTries: STORAGE_MAX_TRIES,
+    retryDelayInMs,
+    maxRetryDelayInMs: 3 * retryDelayInMs,
+    // Asks the service to give up on its side within the deadline too (whole seconds, at least one).
+    tryTimeoutInMs: Math.max(1000, responseTimeoutMs),
+  };
 }
 
 const LIST_PAGE_SIZE = 5000;
@@ -253,9 +280,9 @@ function failuresAsStorageUnavailable(body: Readable, path: string, signal: Abor
 export function fromConnectionString(
   connectionString: string,
   container: string,
-  { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions,
+  { responseTimeoutMs, retryOptions = retryOptionsWithin(responseTimeoutMs), ...pipeline }: AzureBlobStoreOptions,
 ): AzureBlobStore {
-  return new AzureBlobStore(new ContainerClient(connectionString, container, pipeline), { responseTimeoutMs });
+  return new AzureBlobStore(new ContainerClient(connectionString, container, { ...pipeline, retryOptions }), { responseTimeoutMs });
 }
 
 /**
@@ -266,10 +293,11 @@ export function fromConnectionString(
 export function fromAccountUrl(
   accountUrl: string,
   container: string,
-  { responseTimeoutMs, ...pipeline }: AzureBlobStoreOptions,
+  { responseTimeoutMs, retryOptions = retryOptionsWithin(responseTimeoutMs), ...options }: AzureBlobStoreOptions,
 ): AzureBlobStore {
   const base = accountUrl.replace(/\/+$/, '');
   const credential = new DefaultAzureCredential();
+  const pipeline = { ...options, retryOptions };
   return new AzureBlobStore(new ContainerClient(`${base}/${container}`, credential, pipeline), { responseTimeoutMs }, new BlobServiceClient(base, credential, pipeline));
 }
 
