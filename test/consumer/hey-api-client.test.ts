@@ -1,13 +1,17 @@
 import { expect } from 'chai';
+import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
+import { startGateway } from '../support/gateway.js';
 import { generateHeyApiClient, readHeyApiClient } from '../support/generate-api-types.js';
 import { answerOf, describeConsumerScenarios, type ConsumerClientFactory } from './consumer-scenarios.js';
 import { createClient, createConfig } from './generated/hey-api/client/index.js';
+import { client as generatedDefaultClient } from './generated/hey-api/client.gen.js';
 import {
   countFiles,
   downloadBySymbol,
   getAuthorizationServerMetadata,
   getCatalog,
   getFileInfo,
+  getHealth,
   issueToken,
   listFiles,
 } from './generated/hey-api/sdk.gen.js';
@@ -49,6 +53,26 @@ describe('a consumer generated from openapi.yaml by @hey-api/openapi-ts (fetch c
 
       const stale = [...new Set([...committed.keys(), ...fresh.keys()])].filter((name) => committed.get(name) !== fresh.get(name));
       expect(stale, 'test/consumer/generated/hey-api is stale: run `npx tsx test/support/generate-api-types.ts`').to.deep.equal([]);
+    });
+  });
+
+  describe("the generated default client, as generated (openapi.yaml's first server is an absolute URL)", function () {
+    it('has http://localhost:3000, where `npm start` listens, as its base URL', function () {
+      expect(generatedDefaultClient.getConfig().baseUrl).to.equal('http://localhost:3000');
+    });
+
+    it('calls another gateway once told its base URL, with no option on the call', async function () {
+      const gateway = await startGateway({ store: new MemoryBlobStore(), clients: [] });
+      const generated = generatedDefaultClient.getConfig().baseUrl ?? '';
+      try {
+        generatedDefaultClient.setConfig({ baseUrl: gateway.baseUrl });
+        const health = await getHealth();
+        expect(health.response.status).to.equal(200);
+        expect(health.data).to.deep.equal({ status: 'ok' });
+      } finally {
+        generatedDefaultClient.setConfig({ baseUrl: generated });
+        await gateway.close();
+      }
     });
   });
 

@@ -63,6 +63,13 @@ window.addEventListener('load', function () {
     validatorUrl: null,
     presets: [SwaggerUIBundle.presets.apis],
     layout: 'BaseLayout',
+    // "Try it out" and Authorize call the gateway that serves the page, whichever server of
+    // openapi.yaml is selected (the first is a local gateway's URL, for generated clients).
+    requestInterceptor: function (request) {
+      var url = new URL(request.url, window.location.href);
+      if (url.origin !== window.location.origin) request.url = window.location.origin + url.pathname + url.search;
+      return request;
+    },
     responseInterceptor: function (response) {
       var path = new URL(response.url, window.location.href).pathname;
       if (path === '/oauth/token' && response.ok && response.body && typeof response.body.access_token === 'string') {

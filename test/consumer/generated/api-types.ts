@@ -274,8 +274,9 @@ export interface paths {
          * @description Whether this instance should receive traffic: storage answered a cheap probe recently
          *     (results are reused for `READY_CACHE_SECONDS`, so polling costs storage nothing more), the
          *     client registry is readable, Redis answers when the limits live there, and the instance
-         *     is not shutting down. Never rate limited; no token needed. App Service's health check
-         *     points here.
+         *     is not shutting down. Answers within 2 seconds whatever the dependencies do: one that
+         *     has not answered by then counts as not ready. Never rate limited; no token needed. App
+         *     Service's health check points here.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -690,7 +691,7 @@ export interface components {
         NotReady: {
             /** @enum {string} */
             status: "not_ready";
-            /** @description What keeps the instance from being ready, e.g. `shutting down` or `storage: ...`. */
+            /** @description Which dependencies keep the instance from being ready, by name only: `storage`, `registry` (the client registry), `redis`, or `shutting down`. What is wrong with them is in the gateway's log, not here (this answer needs no token). */
             reasons: string[];
         };
         Health: {

@@ -191,8 +191,9 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
  * Whether this instance should receive traffic: storage answered a cheap probe recently
  * (results are reused for `READY_CACHE_SECONDS`, so polling costs storage nothing more), the
  * client registry is readable, Redis answers when the limits live there, and the instance
- * is not shutting down. Never rate limited; no token needed. App Service's health check
- * points here.
+ * is not shutting down. Answers within 2 seconds whatever the dependencies do: one that
+ * has not answered by then counts as not ready. Never rate limited; no token needed. App
+ * Service's health check points here.
  *
  */
 export const getReadiness = <ThrowOnError extends boolean = false>(options?: Options<GetReadinessData, ThrowOnError>) => (options?.client ?? client).get<GetReadinessResponses, GetReadinessErrors, ThrowOnError>({ url: '/ready', ...options });
