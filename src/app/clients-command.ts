@@ -45,6 +45,12 @@ class CliFailure extends Error {
 }
 
 /**
+ * When a change reaches a running gateway: it looks at the registry file again once
+ * CLIENTS_FILE_RECHECK_SECONDS have passed since its last look (not at once).
+ */
+const takesEffect = 'within CLIENTS_FILE_RECHECK_SECONDS (1 s by default)';
+
+/**
  * Runs the `clients` command line: `add`, `list`, `rotate`, `disable`, `enable`, `remove`.
  *
  * `args` are the user's arguments only (`process.argv.slice(2)`). Results go to `io.stdout` as
@@ -158,7 +164,7 @@ function buildProgram(io: ClientsCliIo): Command {
 
   program
     .command('rotate')
-    .description('replace a client secret; tokens issued with the old one stop working')
+    .description(`replace a client secret; a running gateway refuses tokens issued with the old one ${takesEffect}`)
     .argument('<client_id>')
     .option('--secret <secret>', 'import this secret instead of generating one (same rules as add)')
     .option('--secret-stdin', 'read the secret to import from standard input')
@@ -168,13 +174,13 @@ function buildProgram(io: ClientsCliIo): Command {
       await update(registry(), clientId, (stored) => ({ ...stored, secretHash, updatedAt: now() }));
       out(`client_id: ${clientId}`);
       printSecret(secret, out, note);
-      note('Tokens issued with the previous secret are no longer accepted.');
+      note(`Tokens issued with the previous secret are no longer accepted: a running gateway refuses them ${takesEffect}.`);
     });
 
   for (const enabled of [false, true]) {
     program
       .command(enabled ? 'enable' : 'disable')
-      .description(enabled ? 'let a disabled client obtain tokens again' : 'stop a client from obtaining or using tokens')
+      .description(enabled ? `let a disabled client obtain tokens again (${takesEffect})` : `stop a client from obtaining or using tokens (${takesEffect})`)
       .argument('<client_id>')
       .action(async (clientId: string) => {
         await update(registry(), clientId, (stored) =>
@@ -182,17 +188,19 @@ function buildProgram(io: ClientsCliIo): Command {
         );
         out(`client_id: ${clientId}`);
         out(`enabled: ${enabled}`);
+        note(enabled ? `A running gateway issues it tokens again ${takesEffect}.` : `A running gateway refuses it tokens, and its tokens, ${takesEffect}.`);
       });
   }
 
   program
     .command('remove')
-    .description('delete a client from the registry')
+    .description(`delete a client from the registry (a running gateway refuses its tokens ${takesEffect})`)
     .argument('<client_id>')
     .action(async (clientId: string) => {
       await update(registry(), clientId, () => undefined);
       out(`client_id: ${clientId}`);
       out('removed: true');
+      note(`A running gateway refuses its tokens ${takesEffect}.`);
     });
 
   return program;

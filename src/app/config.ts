@@ -23,7 +23,7 @@ export interface GatewayConfig {
   readonly indexRefreshSeconds: number;
   /** How long `/list` and `/count` answers are reused per client before storage is asked again. */
   readonly listCacheSeconds: number;
-  /** How long Azure Storage may take to start answering a call. */
+  /** How long Azure Storage may take to start answering a call, the SDK's retries and their back-off included. */
   readonly storageTimeoutSeconds: number;
   readonly downloadRateLimit: number;
   readonly downloadRateWindowSeconds: number;

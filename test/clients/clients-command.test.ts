@@ -216,7 +216,7 @@ describe('clients CLI (runClientsCli)', () => {
       expect(await verifySecret(secret, after?.secretHash ?? '')).to.equal(true);
       expect(await verifySecret(added.fields['client_secret'] ?? '', after?.secretHash ?? '')).to.equal(false);
       expect(after).to.deep.include({ createdAt: before?.createdAt, updatedAt: '2024-04-01T00:00:00.000Z' });
-      expect(result.stderr).to.include('no longer accepted');
+      expect(result.stderr).to.include('no longer accepted').and.to.include('within CLIENTS_FILE_RECHECK_SECONDS');
     });
 
     it('imports a secret with --secret without printing it', async () => {
@@ -236,6 +236,8 @@ describe('clients CLI (runClientsCli)', () => {
       const disabled = await run(['disable', 'acme']);
       expect(disabled.code).to.equal(0);
       expect(disabled.fields).to.deep.equal({ client_id: 'acme', enabled: 'false' });
+      // Not "at once": a running gateway looks at the file again once CLIENTS_FILE_RECHECK_SECONDS have passed.
+      expect(disabled.stderr).to.include('within CLIENTS_FILE_RECHECK_SECONDS').and.to.not.include('at once');
       expect((await new JsonClientRegistry(clientsFile).find('acme'))?.enabled).to.equal(false);
 
       const enabled = await run(['enable', 'acme']);
@@ -259,6 +261,7 @@ describe('clients CLI (runClientsCli)', () => {
       const result = await run(['remove', 'acme']);
       expect(result.code).to.equal(0);
       expect(result.fields).to.deep.equal({ client_id: 'acme', removed: 'true' });
+      expect(result.stderr).to.include('within CLIENTS_FILE_RECHECK_SECONDS');
       const registry = new JsonClientRegistry(clientsFile);
       expect(await registry.find('acme')).to.equal(undefined);
       expect(await registry.find('beta')).to.not.equal(undefined);

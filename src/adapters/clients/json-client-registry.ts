@@ -76,9 +76,10 @@ const LOCK_STALE_MS = 10_000;
  * The client registry kept in a JSON file that the `clients` CLI edits from another process (and
  * that every gateway instance reads, e.g. on App Service's shared `/home`).
  *
- * `find` stats the file on every call and parses it again only when its identity (inode, size,
- * modification and change times) moved, so a client added, rotated or disabled by the CLI counts
- * from the next request on, without reading the file each time. When a new version cannot be read
+ * `find` stats the file at most once per `recheckMs` (CLIENTS_FILE_RECHECK_SECONDS) and parses it
+ * again only when its identity (inode, size, modification and change times) moved, so a client
+ * added, rotated, disabled or removed by the CLI counts within CLIENTS_FILE_RECHECK_SECONDS (not at
+ * once), without reading the file each time. When a new version cannot be read
  * (not JSON, malformed, unreadable), the last good registry keeps being served and `onUnreadable`
  * is told; only a registry that was never readable fails requests.
  */
