@@ -53,13 +53,9 @@ const STORAGE_RETRY_DELAY_MS = 500;
  */
 export function retryOptionsWithin(responseTimeoutMs: number): NonNullable<StoragePipelineOptions['retryOptions']> {
   const retryDelayInMs = Math.min(STORAGE_RETRY_DELAY_MS, Math.floor(responseTimeoutMs / 8));
-  return {
-    maxTries: STORAGE_MAX_TRIES,
-    retryDelayInMs,
-    maxRetryDelayInMs: 3 * retryDelayInMs,
-    // Asks the service to give up on its side within the deadline too (whole seconds, at least one).
-    tryTimeoutInMs: Math.max(1000, responseTimeoutMs),
-  };
+  // No `tryTimeoutInMs`: it only sets the service's own `timeout=` parameter (whose maximum Azure
+  // fixes per operation); the deadline's abort is what bounds the call.
+  return { maxTries: STORAGE_MAX_TRIES, retryDelayInMs, maxRetryDelayInMs: 3 * retryDelayInMs };
 }
 
 const LIST_PAGE_SIZE = 5000;
