@@ -274,8 +274,9 @@ export interface paths {
          * @description Whether this instance should receive traffic: storage answered a cheap probe recently
          *     (results are reused for `READY_CACHE_SECONDS`, so polling costs storage nothing more), the
          *     client registry is readable, Redis answers when the limits live there, and the instance
-         *     is not shutting down. Never rate limited; no token needed. App Service's health check
-         *     points here.
+         *     is not shutting down. Answers within 2 seconds whatever the dependencies do: one that
+         *     has not answered by then counts as not ready. Never rate limited; no token needed. App
+         *     Service's health check points here.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -543,7 +544,7 @@ export interface components {
          *     | 431 | `Request header fields too large` | `headers_too_large` |
          *     | 500 | `Internal error` | `index_malformed` (the caller's index cannot be read), `internal_error` |
          *     | 502 | `Bad gateway` | `storage_failed` |
-         *     | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), `limits_unavailable` (the shared rate-limit store is down and `RATE_LIMIT_ON_STORE_ERROR=deny`), all with `Retry-After` |
+         *     | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), `limits_unavailable` (the shared rate-limit store is down and `RATE_LIMIT_ON_STORE_ERROR=deny`, or, at `POST /oauth/token`, the secret verification queue is full), all with `Retry-After` |
          */
         Error: {
             /** @enum {string} */
@@ -690,7 +691,7 @@ export interface components {
         NotReady: {
             /** @enum {string} */
             status: "not_ready";
-            /** @description What keeps the instance from being ready, e.g. `shutting down` or `storage: ...`. */
+            /** @description Which dependencies keep the instance from being ready, by name only: `storage`, `registry` (the client registry), `redis`, or `shutting down`. What is wrong with them is in the gateway's log, not here (this answer needs no token). */
             reasons: string[];
         };
         Health: {
@@ -1013,7 +1014,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given). */
+        /** @description Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given). */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfterOptional"];

@@ -544,7 +544,7 @@ export interface components {
          *     | 431 | `Request header fields too large` | `headers_too_large` |
          *     | 500 | `Internal error` | `index_malformed` (the caller's index cannot be read), `internal_error` |
          *     | 502 | `Bad gateway` | `storage_failed` |
-         *     | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), `limits_unavailable` (the shared rate-limit store is down and `RATE_LIMIT_ON_STORE_ERROR=deny`), all with `Retry-After` |
+         *     | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), `limits_unavailable` (the shared rate-limit store is down and `RATE_LIMIT_ON_STORE_ERROR=deny`, or, at `POST /oauth/token`, the secret verification queue is full), all with `Retry-After` |
          */
         Error: {
             /** @enum {string} */
@@ -1014,7 +1014,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given). */
+        /** @description Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given). */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfterOptional"];

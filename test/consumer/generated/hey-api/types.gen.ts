@@ -73,7 +73,7 @@ export type OAuthError = {
  * | 431 | `Request header fields too large` | `headers_too_large` |
  * | 500 | `Internal error` | `index_malformed` (the caller's index cannot be read), `internal_error` |
  * | 502 | `Bad gateway` | `storage_failed` |
- * | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), `limits_unavailable` (the shared rate-limit store is down and `RATE_LIMIT_ON_STORE_ERROR=deny`), all with `Retry-After` |
+ * | 503 | `Service unavailable` | `storage_unavailable`, `content_changed` (the file changed while being served), `limits_unavailable` (the shared rate-limit store is down and `RATE_LIMIT_ON_STORE_ERROR=deny`, or, at `POST /oauth/token`, the secret verification queue is full), all with `Retry-After` |
  *
  */
 export type Error = {
@@ -437,7 +437,7 @@ export type IssueTokenErrors = {
      */
     500: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
@@ -491,7 +491,7 @@ export type GetCatalogErrors = {
      */
     502: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
@@ -554,7 +554,7 @@ export type ListFilesErrors = {
      */
     502: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
@@ -602,7 +602,7 @@ export type CountFilesErrors = {
      */
     502: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
@@ -659,7 +659,7 @@ export type GetFileInfoErrors = {
      */
     502: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
@@ -795,7 +795,7 @@ export type DownloadBySymbolErrors = {
      */
     502: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
@@ -1053,7 +1053,7 @@ export type DownloadBySignedLinkErrors = {
      */
     502: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
@@ -1236,7 +1236,7 @@ export type GetDownloadLinkErrors = {
      */
     502: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
@@ -1627,7 +1627,7 @@ export type DownloadByPathErrors = {
      */
     502: Error;
     /**
-     * Storage is unreachable or throttling; retry later (after `Retry-After` seconds when given).
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
     503: Error;
 };
