@@ -7,6 +7,7 @@ import {
   type StoredClient,
 } from '../adapters/clients/json-client-registry.js';
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
+import { deriveSecretAccessKey, newAccessKeyId, OPERATOR_KEY_PREFIX } from '../adapters/s3/s3-credentials.js';
 import { InvalidPath } from '../domain/errors.js';
 import { validateStoragePath } from '../domain/storage-path.js';
 
@@ -192,6 +193,67 @@ function buildProgram(io: ClientsCliIo): Command {
       });
   }
 
+  const s3Key = program.command('s3-key').description("manage a client's access keys for the S3-compatible API (S3_API=on)");
+
+  s3Key
+    .command('add')
+    .description('issue an access key and print its secret once (needs TOKEN_SIGNING_KEY: the secret is derived from it, never stored)')
+    .argument('<client_id>')
+    .action(async (clientId: string) => {
+      const serverKey = signingKeyOf(io.env);
+      const store = registry();
+      const accessKeyId = newAccessKeyId(OPERATOR_KEY_PREFIX);
+      const stamp = now();
+      await update(store, clientId, (stored) => ({
+        ...stored,
+        accessKeys: { ...stored.accessKeys, [accessKeyId]: { createdAt: stamp } },
+        updatedAt: stamp,
+      }));
+      out(`client_id: ${clientId}`);
+      out(`access_key_id: ${accessKeyId}`);
+      out(`secret_access_key: ${deriveSecretAccessKey(serverKey, accessKeyId)}`);
+      note('Store the secret_access_key now: it is not kept and will not be shown again.');
+    });
+
+  s3Key
+    .command('list')
+    .description("list a client's access key ids (never their secrets)")
+    .argument('<client_id>')
+    .option('--json', 'print a JSON array instead of lines')
+    .action(async (clientId: string, options: { json?: boolean }) => {
+      const file = await registry().load();
+      const stored = Object.hasOwn(file.clients, clientId) ? file.clients[clientId] : undefined;
+      if (stored === undefined) throw new CliFailure(EXIT_REFUSED, `no client "${clientId}" in ${registry().path}`);
+      const keys = Object.entries(stored.accessKeys ?? {})
+        .map(([accessKeyId, key]) => ({ accessKeyId, createdAt: key.createdAt }))
+        .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+      if (options.json === true) {
+        out(JSON.stringify(keys, null, 2));
+        return;
+      }
+      out('ACCESS_KEY_ID         CREATED_AT');
+      for (const key of keys) out(`${key.accessKeyId.padEnd(20)}  ${key.createdAt}`);
+    });
+
+  s3Key
+    .command('revoke')
+    .description('revoke an access key: every instance refuses it within CLIENTS_FILE_RECHECK_SECONDS')
+    .argument('<client_id>')
+    .argument('<access_key_id>')
+    .action(async (clientId: string, accessKeyId: string) => {
+      await update(registry(), clientId, (stored) => {
+        if (!Object.hasOwn(stored.accessKeys ?? {}, accessKeyId)) {
+          throw new CliFailure(EXIT_REFUSED, `client "${clientId}" has no access key ${accessKeyId}`);
+        }
+        const accessKeys = { ...stored.accessKeys };
+        delete accessKeys[accessKeyId];
+        return { ...stored, accessKeys, updatedAt: now() };
+      });
+      out(`client_id: ${clientId}`);
+      out(`access_key_id: ${accessKeyId}`);
+      out('revoked: true');
+    });
+
   program
     .command('remove')
     .description(`delete a client from the registry (a running gateway refuses its tokens ${takesEffect})`)
@@ -204,6 +266,21 @@ function buildProgram(io: ClientsCliIo): Command {
     });
 
   return program;
+}
+
+/**
+ * The server key S3 secrets are derived from: the gateway's TOKEN_SIGNING_KEY, which the CLI must
+ * be given exactly as every instance has it.
+ */
+function signingKeyOf(env: ClientsCliIo['env']): Uint8Array {
+  const key = env['TOKEN_SIGNING_KEY']?.trim();
+  if (key === undefined || Buffer.byteLength(key, 'utf8') < 32) {
+    throw new CliFailure(
+      EXIT_USAGE,
+      "TOKEN_SIGNING_KEY is not set (or shorter than 32 bytes): set it to the gateway's own value; S3 secrets are derived from it",
+    );
+  }
+  return new TextEncoder().encode(key);
 }
 
 interface ChosenSecret {

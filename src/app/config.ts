@@ -68,6 +68,8 @@ export interface GatewayConfig {
   readonly metricsToken: string | undefined;
   /** Azure Monitor (Application Insights) connection string; telemetry export is off when `undefined`. */
   readonly applicationInsightsConnectionString: string | undefined;
+  /** The read-only S3-compatible API (S3_API=on), and the one bucket it shows (S3_BUCKET); `undefined` when off. */
+  readonly s3: { readonly bucket: string } | undefined;
 }
 
 export interface RedisConfig {
@@ -123,6 +125,8 @@ export const CONFIG_VARIABLES = [
   'AUDIT_LOG_FILE',
   'METRICS_TOKEN',
   'APPLICATIONINSIGHTS_CONNECTION_STRING',
+  'S3_API',
+  'S3_BUCKET',
 ] as const;
 
 /** Node's own variables the gateway reads for a default (never set by the gateway's deployment). */
@@ -198,7 +202,18 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     auditLogFile: optionalPath(env, 'AUDIT_LOG_FILE'),
     metricsToken: metricsToken(env),
     applicationInsightsConnectionString: applicationInsights(env),
+    s3: s3Config(env),
   };
+}
+
+function s3Config(env: Env): GatewayConfig['s3'] {
+  const on = oneOf(env, 'S3_API', ['on', 'off'] as const, 'off') === 'on';
+  const bucket = nonEmpty(env, 'S3_BUCKET') ?? 'data';
+  // S3's bucket naming rules, so that every client accepts the name in a path-style URL.
+  if (!/^(?!.*\.\.)(?!\d+\.\d+\.\d+\.\d+$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError('S3_BUCKET', `"${bucket}" is not a valid S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)`);
+  }
+  return on ? { bucket } : undefined;
 }
 
 function redisConfig(env: Env): RedisConfig | undefined {

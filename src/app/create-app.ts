@@ -13,6 +13,7 @@ import { VerificationQueue, verificationQueueBounds } from '../adapters/http/ver
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-store.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
+import { S3Credentials } from '../adapters/s3/s3-credentials.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../domain/client-authentication.js';
@@ -85,7 +86,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
   });
   const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000 });
-  const auth = new ClientAuthentication({
+  const auth: ClientAuthentication = new ClientAuthentication({
     registry,
     secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
     tokens: new JwtTokenStore({ signingKey: config.tokenSigningKey, clock }),
@@ -129,6 +130,14 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     links,
     signedLinks,
     publicBaseUrl: config.publicBaseUrl,
+    s3:
+      config.s3 === undefined
+        ? undefined
+        : {
+            bucket: config.s3.bucket,
+            credentials: new S3Credentials({ serverKey: config.tokenSigningKey, auth, clock }),
+            serverKey: config.tokenSigningKey,
+          },
   });
 }
 

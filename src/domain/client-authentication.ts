@@ -1,5 +1,5 @@
 import { InvalidClient, InvalidToken } from './errors.js';
-import type { ClientRecord, ClientRegistry, Clock, Principal, SecretHasher, TokenStore, VerifiedToken } from './ports.js';
+import type { ClientRecord, ClientRegistry, Clock, Principal, SecretHasher, TokenClaims, TokenStore, VerifiedToken } from './ports.js';
 
 /** A bearer token just issued, and how long it lives. */
 export interface IssuedToken {
@@ -69,7 +69,21 @@ export class ClientAuthentication {
    * forged or expired, or when its client is no longer active or has another secret since.
    */
   async verifyToken(token: string): Promise<Principal> {
+    return (await this.verifyTokenClaims(token)).principal;
+  }
+
+  /** As `verifyToken`, with the token's claims and expiry (to derive credentials that live no longer). */
+  async verifyTokenClaims(token: string): Promise<{ readonly principal: Principal; readonly claims: VerifiedToken }> {
     const claims = await this.#verifiedClaims(token);
+    return { principal: await this.principalFor(claims), claims };
+  }
+
+  /**
+   * The caller behind claims whose signature and lifetime an adapter has checked (a token's, or
+   * credentials derived from one): throws `InvalidToken` when the client is no longer active or has
+   * another secret since the claims were made.
+   */
+  async principalFor(claims: TokenClaims): Promise<Principal> {
     const client = await this.options.registry.find(claims.clientId);
     if (client === undefined || !isActive(client)) throw new InvalidToken('The token was revoked');
     if (claims.secretFingerprint !== this.options.secrets.fingerprint(client.secretHash)) {
@@ -85,6 +99,16 @@ export class ClientAuthentication {
   async linkHolder(clientId: string): Promise<Principal | undefined> {
     const client = await this.options.registry.find(clientId);
     if (client === undefined || !isActive(client)) return undefined;
+    return { clientId: client.clientId, indexPath: client.indexPath };
+  }
+
+  /**
+   * The caller holding an operator-issued access key: `undefined` when no active client holds it
+   * (never issued, revoked, or its client disabled or removed).
+   */
+  async principalForAccessKey(accessKeyId: string): Promise<Principal | undefined> {
+    const client = await this.options.registry.findByAccessKey(accessKeyId);
+    if (client === undefined || !isActive(client) || client.accessKeyIds?.includes(accessKeyId) !== true) return undefined;
     return { clientId: client.clientId, indexPath: client.indexPath };
   }
 

@@ -31,6 +31,22 @@ export interface FileListing {
   readonly truncated: boolean;
 }
 
+export interface PathListOptions {
+  /** Only files whose storage path starts with this (`''` for all). */
+  readonly prefix: string;
+  /** Only files whose storage path sorts after this one. */
+  readonly after?: string;
+  /** At most this many files. */
+  readonly limit: number;
+}
+
+export interface PathListing {
+  /** Existing entitled files, each path once, in the byte order of their UTF-8 storage paths. */
+  readonly files: readonly ExistingFile[];
+  /** More such files than `limit`. */
+  readonly truncated: boolean;
+}
+
 export interface FileDetails {
   readonly entry: CatalogEntry;
   readonly properties: BlobProperties;
@@ -74,6 +90,19 @@ export class FileAccess {
     const existing = (await this.existingFiles(principal)).filter((file) => since === undefined || file.uploaded.getTime() >= since);
     const files = existing.slice(0, options.limit);
     return { files, count: files.length, limit: options.limit, truncated: existing.length > options.limit };
+  }
+
+  /** The client's existing files by storage path: for clients that page through paths rather than the index. */
+  async listByPath(principal: Principal, options: PathListOptions): Promise<PathListing> {
+    const byPath = new Map<string, ExistingFile>();
+    for (const file of await this.existingFiles(principal)) {
+      const path = file.entry.fileName;
+      if (!path.startsWith(options.prefix) || byPath.has(path)) continue;
+      if (options.after !== undefined && compareUtf8(path, options.after) <= 0) continue;
+      byPath.set(path, file);
+    }
+    const sorted = [...byPath.values()].sort((a, b) => compareUtf8(a.entry.fileName, b.entry.fileName));
+    return { files: sorted.slice(0, options.limit), truncated: sorted.length > options.limit };
   }
 
   async count(principal: Principal): Promise<number> {
@@ -172,4 +201,22 @@ export class FileAccess {
     }
     return existing;
   }
+}
+
+/**
+ * Orders strings as their UTF-8 bytes would be: by code point, which differs from JavaScript's
+ * UTF-16 order only where a surrogate pair meets U+E000..U+FFFF.
+ */
+export function compareUtf8(a: string, b: string): number {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i) ?? 0;
+    const y = b.codePointAt(j) ?? 0;
+    if (x !== y) return x < y ? -1 : 1;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  if (i < a.length) return 1;
+  return j < b.length ? -1 : 0;
 }

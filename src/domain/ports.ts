@@ -117,12 +117,16 @@ export interface ClientRecord {
   /** Storage path of the client's index CSV. */
   readonly indexPath: string;
   readonly enabled: boolean;
+  /** Ids of the access keys the operator issued to the client (for signed-request APIs); none when absent. */
+  readonly accessKeyIds?: readonly string[];
 }
 
 /** The registry of subscribers. */
 export interface ClientRegistry {
   /** The client with this id, or `undefined`. Throws when the registry cannot be read at all. */
   find(clientId: string): Promise<ClientRecord | undefined>;
+  /** The client that holds the access key with this id, or `undefined`. Throws as `find`. */
+  findByAccessKey(accessKeyId: string): Promise<ClientRecord | undefined>;
   /** What keeps the registry from being read right now, or `undefined` when it reads (for readiness). */
   problem(): Promise<string | undefined>;
 }

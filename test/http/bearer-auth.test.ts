@@ -70,6 +70,11 @@ class RemovableClientRegistry implements ClientRegistry {
     return this.removed.has(clientId) ? undefined : this.clients.find(clientId);
   }
 
+  async findByAccessKey(accessKeyId: string): Promise<ClientRecord | undefined> {
+    const client = await this.clients.findByAccessKey(accessKeyId);
+    return client === undefined || this.removed.has(client.clientId) ? undefined : client;
+  }
+
   async problem(): Promise<string | undefined> {
     return undefined;
   }

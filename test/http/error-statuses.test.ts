@@ -143,6 +143,9 @@ describe('POST /oauth/token when the client registry fails', function () {
     async find(): Promise<ClientRecord | undefined> {
       throw this.failure;
     }
+    async findByAccessKey(): Promise<ClientRecord | undefined> {
+      throw this.failure;
+    }
     async problem(): Promise<string | undefined> {
       return this.failure.message;
     }

@@ -459,6 +459,10 @@ describe('POST /oauth/token throttling of wrong secrets', function () {
         if (this.failing) throw new StorageUnavailable('registry storage busy', { retryable: true });
         return this.inner.find(clientId);
       }
+      async findByAccessKey(accessKeyId: string): Promise<ClientRecord | undefined> {
+        if (this.failing) throw new StorageUnavailable('registry storage busy', { retryable: true });
+        return this.inner.findByAccessKey(accessKeyId);
+      }
       async problem(): Promise<string | undefined> {
         return this.failing ? 'registry storage busy' : undefined;
       }

@@ -9,9 +9,13 @@ import { pino, type DestinationStream, type Logger } from 'pino';
  */
 export type DownloadOutcome = 'completed' | 'aborted' | 'failed' | 'refused' | 'not_modified' | 'linked';
 
+/** The API a download came through: the native one, or the S3-compatible one (S3_API=on). */
+export type DownloadInterface = 'native' | 's3';
+
 /** One download attempt, as the vendor bills and audits it. */
 export interface DownloadAuditRecord {
   readonly event: 'download';
+  readonly interface: DownloadInterface;
   readonly requestId: string;
   readonly clientId: string;
   /** The symbol asked for (`/download/<symbol>`), or the one the path resolved to. */

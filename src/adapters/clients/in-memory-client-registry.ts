@@ -24,6 +24,10 @@ export class InMemoryClientRegistry implements ClientRegistry {
     return this.clients.get(clientId);
   }
 
+  async findByAccessKey(accessKeyId: string): Promise<ClientRecord | undefined> {
+    return [...this.clients.values()].find((client) => client.accessKeyIds?.includes(accessKeyId) === true);
+  }
+
   async problem(): Promise<string | undefined> {
     return undefined;
   }

@@ -16,6 +16,16 @@ export interface StoredClient {
   readonly createdAt: string;
   /** ISO 8601. */
   readonly updatedAt: string;
+  /**
+   * Access keys the operator issued (`clients s3-key add`), keyed by access key id. Only the id
+   * and when it was made are kept: the secret is derived from the server key, never stored.
+   */
+  readonly accessKeys?: Record<string, StoredAccessKey>;
+}
+
+export interface StoredAccessKey {
+  /** ISO 8601. */
+  readonly createdAt: string;
 }
 
 /** The registry file: `{ "version": 1, "clients": { "<client_id>": { ... } } }`. */
@@ -32,6 +42,13 @@ export function isValidClientId(clientId: string): boolean {
   return CLIENT_ID.test(clientId);
 }
 
+const ACCESS_KEY_ID = /^[A-Z0-9]{16,128}$/;
+
+/** An access key id as `clients s3-key add` makes them: 16 to 128 upper-case letters and digits. */
+export function isValidAccessKeyId(accessKeyId: string): boolean {
+  return ACCESS_KEY_ID.test(accessKeyId);
+}
+
 /** Where a client's index lives unless the operator says otherwise. */
 export function defaultIndexPath(clientId: string): string {
   return `indexes/${clientId}.csv`;
@@ -46,6 +63,8 @@ interface Snapshot {
   /** Identity of the file version last looked at; `missing` when there was no file. */
   readonly key: string;
   readonly clients: ReadonlyMap<string, ClientRecord>;
+  /** Client id by access key id. */
+  readonly accessKeys: ReadonlyMap<string, string>;
 }
 
 /** Whether the registry file could be read the last time it was looked at. */
@@ -107,6 +126,12 @@ export class JsonClientRegistry implements ClientRegistry {
     return (await this.current()).clients.get(clientId);
   }
 
+  async findByAccessKey(accessKeyId: string): Promise<ClientRecord | undefined> {
+    const snapshot = await this.current();
+    const clientId = snapshot.accessKeys.get(accessKeyId);
+    return clientId === undefined ? undefined : snapshot.clients.get(clientId);
+  }
+
   /** Checks the file now (for readiness): what keeps it from being read, or `undefined`. */
   async problem(): Promise<string | undefined> {
     try {
@@ -129,7 +154,7 @@ export class JsonClientRegistry implements ClientRegistry {
       if (this.snapshot !== undefined && (this.snapshot.key === key || this.snapshot.key === `broken:${key}`)) return this.snapshot;
       const file = stats === undefined ? emptyRegistryFile() : await this.load();
       this.#health = { readable: true };
-      this.snapshot = { key, clients: toRecords(file) };
+      this.snapshot = { key, ...toRecords(file) };
       return this.snapshot;
     } catch (error) {
       const failure = error instanceof Error ? error : new Error(String(error));
@@ -138,7 +163,7 @@ export class JsonClientRegistry implements ClientRegistry {
       // Keep serving the last good clients; tell the operator once per broken version.
       if (this.snapshot.key !== `broken:${key}`) {
         this.options.onUnreadable?.(failure);
-        this.snapshot = { key: `broken:${key}`, clients: this.snapshot.clients };
+        this.snapshot = { key: `broken:${key}`, clients: this.snapshot.clients, accessKeys: this.snapshot.accessKeys };
       }
       return this.snapshot;
     }
@@ -246,17 +271,21 @@ function fileKey(stats: BigIntStats): string {
   return `${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
 }
 
-function toRecords(file: ClientRegistryFile): Map<string, ClientRecord> {
-  const records = new Map<string, ClientRecord>();
+function toRecords(file: ClientRegistryFile): Pick<Snapshot, 'clients' | 'accessKeys'> {
+  const clients = new Map<string, ClientRecord>();
+  const accessKeys = new Map<string, string>();
   for (const [clientId, stored] of Object.entries(file.clients)) {
-    records.set(clientId, {
+    const accessKeyIds = Object.keys(stored.accessKeys ?? {});
+    clients.set(clientId, {
       clientId,
       secretHash: stored.secretHash,
       indexPath: stored.indexPath,
       enabled: stored.enabled,
+      ...(accessKeyIds.length > 0 && { accessKeyIds }),
     });
+    for (const accessKeyId of accessKeyIds) accessKeys.set(accessKeyId, clientId);
   }
-  return records;
+  return { clients, accessKeys };
 }
 
 /** What is wrong with a parsed registry file, or `undefined` when it is valid. */
@@ -274,6 +303,14 @@ function findProblem(json: unknown): string | undefined {
       if (typeof value !== 'string' || value === '') return `${where}.${field} must be a non-empty string`;
     }
     if (typeof stored['enabled'] !== 'boolean') return `${where}.enabled must be true or false`;
+    const accessKeys = stored['accessKeys'];
+    if (accessKeys !== undefined) {
+      if (!isObject(accessKeys)) return `${where}.accessKeys must be an object`;
+      for (const [accessKeyId, key] of Object.entries(accessKeys)) {
+        if (!isValidAccessKeyId(accessKeyId)) return `${where}.accessKeys: invalid access key id ${JSON.stringify(accessKeyId)}`;
+        if (!isObject(key) || typeof key['createdAt'] !== 'string') return `${where}.accessKeys[${JSON.stringify(accessKeyId)}].createdAt must be a string`;
+      }
+    }
   }
   return undefined;
 }

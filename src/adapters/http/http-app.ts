@@ -9,6 +9,8 @@ import type { FileAccess } from '../../domain/file-access.js';
 import type { ClientRegistry, Clock, Principal } from '../../domain/ports.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { createS3Api } from '../s3/s3-api.js';
+import type { S3Credentials } from '../s3/s3-credentials.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
 import type { CountedVersionsFactory } from './counted-versions.js';
 import { DownloadBudget } from './download-budget.js';
@@ -65,6 +67,8 @@ export interface HttpAppDependencies {
   readonly trustProxy: boolean | number | string;
   /** The issuer of the discovery documents (`PUBLIC_BASE_URL`); derived from each request when `undefined`. */
   readonly publicBaseUrl: string | undefined;
+  /** The read-only S3-compatible API (S3_API=on): its bucket and credentials; off when `undefined`. */
+  readonly s3: { readonly bucket: string; readonly credentials: S3Credentials; readonly serverKey: Uint8Array } | undefined;
 }
 
 /**
@@ -117,7 +121,25 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
     createTokenIssueLimit(deps.tokenIssueLimit, requestedClientId, registeredClients(deps.registry)),
   );
 
-  app.use(createContractRouter(deps));
+  // One download budget per client, whichever API the download comes through.
+  const downloadBudget = new DownloadBudget(
+    createDownloadLimiter(deps.downloadRateLimit),
+    deps.countedVersions(deps.downloadRateLimit.windowSeconds * 1000),
+  );
+  if (deps.s3 !== undefined) {
+    app.use(
+      createS3Api({
+        bucket: deps.s3.bucket,
+        files: deps.files,
+        credentials: deps.s3.credentials,
+        budget: downloadBudget,
+        clock: deps.clock,
+        idleTimeoutMs: deps.downloadIdleTimeoutMs,
+        serverKey: deps.s3.serverKey,
+      }),
+    );
+  }
+  app.use(createContractRouter(deps, downloadBudget));
   app.use(renderErrors);
   return app;
 }
@@ -126,16 +148,16 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
  * The Express middleware that hands every request to openapi-backend, wired to the gateway's
  * handlers. Whatever they refuse or fail with is passed on to `renderErrors`.
  */
-function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Response, next: NextFunction) => Promise<void> {
+function createContractRouter(
+  deps: HttpAppDependencies,
+  downloadBudget: DownloadBudget,
+): (req: Request, res: Response, next: NextFunction) => Promise<void> {
   const { api } = deps;
   const targetOf = createRequestTargeting(api);
   const routeOf = createRouteMatcher(api);
   const handlers = createOperationHandlers({
     files: deps.files,
-    budget: new DownloadBudget(
-      createDownloadLimiter(deps.downloadRateLimit),
-      deps.countedVersions(deps.downloadRateLimit.windowSeconds * 1000),
-    ),
+    budget: downloadBudget,
     clock: deps.clock,
     idleTimeoutMs: deps.downloadIdleTimeoutMs,
     readiness: deps.readiness,
@@ -158,6 +180,15 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     return deps.auth.verifyToken(credentials.token);
   };
 
+  /** `POST /oauth/s3-credentials`: temporary S3 credentials, valid no longer than the bearer token. */
+  const issueS3Credentials: OperationHandler = async ({ req, res }) => {
+    if (deps.s3 === undefined) throw new Error('The S3 API is off: the route should not exist');
+    const credentials = parseBearerAuthorization(req.get('authorization'));
+    if (credentials.kind !== 'token') throw new InvalidToken('The Authorization header is not a well-formed bearer token');
+    const { principal, claims } = await deps.auth.verifyTokenClaims(credentials.token);
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).status(200).json(await deps.s3.credentials.issueTemporary(principal, claims));
+  };
+
   type Handler = (context: Context, req: Request, res: Response) => Promise<void> | void;
   const toApiHandler =
     (handler: OperationHandler): Handler =>
@@ -171,6 +202,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
 
   api.register({
     ...Object.fromEntries(Object.entries(handlers).map(([operationId, handler]) => [operationId, toApiHandler(handler)])),
+    issueS3Credentials: toApiHandler(issueS3Credentials),
     notFound: (_context: Context, req: Request) => {
       throw new RequestRefused('route_not_found', `No route ${req.method} ${rawPathOf(req)}`);
     },
@@ -186,6 +218,8 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
         (operationId !== undefined && byPathOperations.has(operationId) && target.kind !== 'file') ||
         // Metrics exist only when METRICS_TOKEN is set.
         (operationId === 'getMetrics' && deps.metricsToken === undefined) ||
+        // Temporary S3 credentials only with S3_API=on.
+        (operationId === 'issueS3Credentials' && deps.s3 === undefined) ||
         // Links only with DOWNLOAD_LINKS=on, and signed ones only when the gateway serves them.
         (operationId === 'getDownloadLink' && deps.links === undefined) ||
         (operationId !== undefined && signedLinkOperations.has(operationId) && deps.signedLinks === undefined);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import type { AuditTrail, DownloadOutcome, TokenOutcome } from '../audit/audit-trail.js';
+import type { AuditTrail, DownloadInterface, DownloadOutcome, TokenOutcome } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { addressOf } from './rate-limits.js';
 import type { TransferFailure } from './stream-body.js';
@@ -34,6 +34,8 @@ export interface DownloadAttempt {
   failure: TransferFailure | undefined;
   /** Answered with a direct link (307) rather than the bytes. */
   linked: boolean;
+  /** Which API served it; the native one when absent. */
+  readonly interface?: DownloadInterface;
 }
 
 /** Where the download handler keeps the attempt it is serving. */
@@ -78,6 +80,7 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
         options.metrics.downloadEnded(outcome, download.bytesSent);
         options.audit.record({
           event: 'download',
+          interface: download.interface ?? 'native',
           requestId,
           clientId: download.clientId,
           symbol: download.symbol,

@@ -1,0 +1,446 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import contentDisposition from 'content-disposition';
+import type { NextFunction, Request, Response } from 'express';
+import { decideDownload } from '../../domain/download-policy.js';
+import type { ExistingFile, FileAccess, PreparedDownload } from '../../domain/file-access.js';
+import { FileNotFound } from '../../domain/errors.js';
+import type { BlobProperties, Clock, Principal } from '../../domain/ports.js';
+import { parseDownloadRequest } from '../http/grammar/download-request.js';
+import { startDownloadAttempt } from '../http/observability.js';
+import type { DownloadBudget } from '../http/download-budget.js';
+import { streamBody, TransferFailed } from '../http/stream-body.js';
+import { attachmentFor } from '../http/download-handler.js';
+import type { S3Credentials } from './s3-credentials.js';
+import { S3Refusal, writeS3Error } from './s3-errors.js';
+import { s3Xml, type XmlElement } from './s3-xml.js';
+import { isSigV4Request, isSignatureValid, parseQuery, queryValue, readSignatureClaims, type SignedRequest } from './signature-v4.js';
+
+/**
+ * The read-only S3-compatible API (S3_API=on): a second driving adapter over the same use cases
+ * as the native API. A request that carries an AWS Signature Version 4 (header or presigned URL)
+ * is an S3 request, path-style on the gateway's own origin (`/<bucket>/<key>`, one bucket whose
+ * keys are storage paths); any other request goes on to the native API untouched.
+ */
+export interface S3ApiDependencies {
+  readonly bucket: string;
+  readonly files: FileAccess;
+  readonly credentials: S3Credentials;
+  /** The native API's download budget: one per client, whichever API a download comes through. */
+  readonly budget: DownloadBudget;
+  readonly clock: Clock;
+  readonly idleTimeoutMs: number;
+  /** Keys the continuation tokens' integrity check. */
+  readonly serverKey: Uint8Array;
+}
+
+/** S3's own ceiling for `max-keys`. */
+const MAX_KEYS = 1000;
+const MAX_TOKEN_LENGTH = 2048;
+/** When the virtual bucket says it was created: a fixed date, as it never changes. */
+const BUCKET_CREATION_DATE = '2024-01-01T00:00:00.000Z';
+/** Sub-resources of a bucket or object that this read-only API does not have. */
+const UNSUPPORTED_SUBRESOURCES = [
+  'acl', 'attributes', 'accelerate', 'analytics', 'cors', 'delete', 'encryption', 'inventory', 'legal-hold', 'lifecycle',
+  'logging', 'metrics', 'notification', 'object-lock', 'ownershipControls', 'partNumber', 'policy', 'policyStatus',
+  'publicAccessBlock', 'replication', 'requestPayment', 'restore', 'retention', 'select', 'tagging', 'torrent', 'uploadId',
+  'uploads', 'versionId', 'versioning', 'versions', 'website', 'intelligent-tiering', 'session',
+];
+/** `response-*` overrides of a GetObject and the header each sets. */
+const RESPONSE_OVERRIDES: ReadonlyArray<readonly [string, string]> = [
+  ['response-content-type', 'Content-Type'],
+  ['response-content-disposition', 'Content-Disposition'],
+  ['response-content-language', 'Content-Language'],
+  ['response-content-encoding', 'Content-Encoding'],
+  ['response-cache-control', 'Cache-Control'],
+  ['response-expires', 'Expires'],
+];
+
+type Query = Readonly<Record<string, string | string[]>>;
+
+/** The middleware: S3 requests are answered here; any other goes on to the native API. */
+export function createS3Api(deps: S3ApiDependencies): (req: Request, res: Response, next: NextFunction) => Promise<void> {
+  return async (req, res, next) => {
+    const url = req.originalUrl;
+    const question = url.indexOf('?');
+    const rawPath = question === -1 ? url : url.slice(0, question);
+    const rawQuery = question === -1 ? '' : url.slice(question + 1);
+    if (!isSigV4Request(req.headers, rawQuery)) return next();
+    res.locals['operationId'] = 's3';
+    res.setHeader('x-amz-request-id', String(res.getHeader('X-Request-Id') ?? ''));
+    let where: { key?: string; bucket?: string } = {};
+    try {
+      refuseWrites(req, res);
+      const query = parseQuery(rawQuery);
+      const principal = await authenticate(deps, { method: req.method, rawPath, rawQuery, headers: req.headers }, query);
+      res.locals['principal'] = principal;
+      const target = targetOf(rawPath, deps.bucket);
+      where = target.kind === 'object' ? { key: target.key, bucket: deps.bucket } : target.kind === 'bucket' ? { bucket: target.bucket } : {};
+      await route(deps, req, res, principal, target, query);
+    } catch (error) {
+      writeS3Error(req, res, error, where);
+    }
+  };
+}
+
+/** Writes never touch storage: refused before anything else is read, body unread and connection closed. */
+function refuseWrites(req: Request, res: Response): void {
+  if (req.method === 'GET' || req.method === 'HEAD') return;
+  res.locals['operationId'] = 's3:Write';
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  if (hasBody) res.setHeader('Connection', 'close');
+  if (['PUT', 'POST', 'DELETE'].includes(req.method)) throw new S3Refusal('AccessDenied', 'This S3 API is read-only.');
+  throw new S3Refusal('NotImplemented', `${req.method} is not implemented by this S3 API.`);
+}
+
+async function authenticate(deps: S3ApiDependencies, request: SignedRequest, query: Query): Promise<Principal> {
+  const claims = readSignatureClaims(request, query, deps.clock.now());
+  const { principal, secretAccessKey } = await deps.credentials.resolve(claims.accessKeyId, claims.sessionToken);
+  if (!(await isSignatureValid(request, query, claims, secretAccessKey))) {
+    throw new S3Refusal('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
+  }
+  return principal;
+}
+
+type Target =
+  | { readonly kind: 'service' }
+  | { readonly kind: 'bucket'; readonly bucket: string }
+  | { readonly kind: 'object'; readonly bucket: string; readonly key: string };
+
+/** Path-style addressing: `/`, `/<bucket>[/]`, `/<bucket>/<key>`. */
+function targetOf(rawPath: string, bucket: string): Target {
+  if (rawPath === '/' || rawPath === '') return { kind: 'service' };
+  const slash = rawPath.indexOf('/', 1);
+  const name = decodeOrRefuse(slash === -1 ? rawPath.slice(1) : rawPath.slice(1, slash));
+  const key = slash === -1 ? '' : decodeOrRefuse(rawPath.slice(slash + 1));
+  if (name !== bucket) throw new S3Refusal('NoSuchBucket', 'The specified bucket does not exist');
+  return key === '' ? { kind: 'bucket', bucket: name } : { kind: 'object', bucket: name, key };
+}
+
+function decodeOrRefuse(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new S3Refusal('InvalidURI', 'Could not parse the specified URI.');
+  }
+}
+
+async function route(deps: S3ApiDependencies, req: Request, res: Response, principal: Principal, target: Target, query: Query): Promise<void> {
+  const unsupported = UNSUPPORTED_SUBRESOURCES.find((name) => query[name] !== undefined);
+  if (unsupported !== undefined) throw new S3Refusal('NotImplemented', `The ${unsupported} sub-resource is not implemented by this S3 API.`);
+  switch (target.kind) {
+    case 'service':
+      if (req.method !== 'GET') throw new S3Refusal('MethodNotAllowed', 'The specified method is not allowed against this resource.');
+      res.locals['operationId'] = 's3:ListBuckets';
+      return sendXml(res, 'ListAllMyBucketsResult', {
+        Owner: ownerOf(principal),
+        Buckets: { Bucket: [{ Name: deps.bucket, CreationDate: BUCKET_CREATION_DATE }] },
+      });
+    case 'bucket':
+      if (req.method === 'HEAD') {
+        res.locals['operationId'] = 's3:HeadBucket';
+        res.setHeader('x-amz-bucket-region', 'us-east-1');
+        res.status(200).end();
+        return;
+      }
+      if (query['location'] !== undefined) {
+        res.locals['operationId'] = 's3:GetBucketLocation';
+        // An empty LocationConstraint is us-east-1, which every client accepts whatever region it signs with.
+        res.status(200).setHeader('Content-Type', 'application/xml');
+        res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></LocationConstraint>`);
+        return;
+      }
+      return listObjects(deps, res, principal, query);
+    case 'object':
+      return getObject(deps, req, res, principal, target.key, query);
+  }
+}
+
+function ownerOf(principal: Principal): XmlElement {
+  return { ID: principal.clientId, DisplayName: principal.clientId };
+}
+
+function sendXml(res: Response, root: string, content: XmlElement): void {
+  res.status(200);
+  res.setHeader('Content-Type', 'application/xml');
+  res.setHeader('Cache-Control', 'private, no-cache');
+  res.end(s3Xml(root, content));
+}
+
+/** The S3 entity tag of a file: the hex MD5 of its content where storage has one, storage's tag otherwise. */
+export function s3ETagOf(file: { readonly etag: string; readonly contentMd5?: string | undefined }): string {
+  if (file.contentMd5 !== undefined) {
+    const md5 = Buffer.from(file.contentMd5, 'base64');
+    if (md5.length === 16) return `"${md5.toString('hex')}"`;
+  }
+  return file.etag;
+}
+
+// ---- ListObjects (v1) and ListObjectsV2 ------------------------------------------------------
+
+interface ListPosition {
+  /** The last key or common prefix returned. */
+  readonly after: string;
+  /** `after` is a common prefix: every key under it was rolled up and is skipped. */
+  readonly prefix: boolean;
+}
+
+async function listObjects(deps: S3ApiDependencies, res: Response, principal: Principal, query: Query): Promise<void> {
+  const v2 = queryValue(query, 'list-type') === '2';
+  res.locals['operationId'] = v2 ? 's3:ListObjectsV2' : 's3:ListObjects';
+  const prefix = queryValue(query, 'prefix') ?? '';
+  const delimiter = queryValue(query, 'delimiter') ?? '';
+  const encodingType = queryValue(query, 'encoding-type');
+  if (encodingType !== undefined && encodingType !== 'url') throw new S3Refusal('InvalidArgument', 'Invalid Encoding Method specified in Request');
+  const maxKeysText = queryValue(query, 'max-keys');
+  if (maxKeysText !== undefined && !/^\d{1,9}$/.test(maxKeysText)) throw new S3Refusal('InvalidArgument', 'Provided max-keys not an integer or within integer range');
+  const maxKeys = Math.min(maxKeysText === undefined ? MAX_KEYS : Number(maxKeysText), MAX_KEYS);
+  const continuationToken = v2 ? queryValue(query, 'continuation-token') : undefined;
+  const startAfter = v2 ? queryValue(query, 'start-after') : queryValue(query, 'marker');
+  const position: ListPosition | undefined =
+    continuationToken !== undefined
+      ? readContinuationToken(deps.serverKey, principal.clientId, continuationToken)
+      : startAfter !== undefined && startAfter !== ''
+        ? { after: startAfter, prefix: false }
+        : undefined;
+
+  const page = await collectPage(deps.files, principal, { prefix, delimiter, maxKeys, position });
+  const encode = encodingType === 'url' ? urlEncodeKey : (text: string) => text;
+  const contents = page.files.map((file) => ({
+    Key: encode(file.entry.fileName),
+    LastModified: file.uploaded.toISOString(),
+    ETag: s3ETagOf({ etag: file.etag, contentMd5: file.md5 }),
+    Size: file.size,
+    StorageClass: 'STANDARD',
+  }));
+  const commonPrefixes = page.prefixes.map((common) => ({ Prefix: encode(common) }));
+  const last = page.last;
+  const shared: XmlElement = {
+    Name: deps.bucket,
+    Prefix: encode(prefix),
+    ...(delimiter !== '' && { Delimiter: encode(delimiter) }),
+    MaxKeys: maxKeys,
+    ...(encodingType !== undefined && { EncodingType: encodingType }),
+    IsTruncated: page.truncated,
+  };
+  if (v2) {
+    return sendXml(res, 'ListBucketResult', {
+      ...shared,
+      KeyCount: contents.length + commonPrefixes.length,
+      ...(continuationToken !== undefined && { ContinuationToken: continuationToken }),
+      ...(page.truncated && last !== undefined && { NextContinuationToken: makeContinuationToken(deps.serverKey, principal.clientId, last) }),
+      ...(startAfter !== undefined && { StartAfter: encode(startAfter) }),
+      ...(contents.length > 0 && { Contents: contents }),
+      ...(commonPrefixes.length > 0 && { CommonPrefixes: commonPrefixes }),
+    });
+  }
+  return sendXml(res, 'ListBucketResult', {
+    ...shared,
+    Marker: encode(startAfter ?? ''),
+    // S3 sends NextMarker only with a delimiter; without one, clients continue after the last key.
+    ...(page.truncated && delimiter !== '' && last !== undefined && { NextMarker: encode(last.after) }),
+    ...(contents.length > 0 && { Contents: contents }),
+    ...(commonPrefixes.length > 0 && { CommonPrefixes: commonPrefixes }),
+  });
+}
+
+interface Page {
+  readonly files: ExistingFile[];
+  readonly prefixes: string[];
+  readonly truncated: boolean;
+  /** Where the next page starts. */
+  readonly last: ListPosition | undefined;
+}
+
+/**
+ * One page of keys and common prefixes in S3's order: keys under `prefix`, those with `delimiter`
+ * after the prefix rolled up into one common prefix each, `maxKeys` entries in all.
+ */
+async function collectPage(
+  files: FileAccess,
+  principal: Principal,
+  options: { readonly prefix: string; readonly delimiter: string; readonly maxKeys: number; readonly position: ListPosition | undefined },
+): Promise<Page> {
+  const found: { files: ExistingFile[]; prefixes: string[] } = { files: [], prefixes: [] };
+  let last = options.position;
+  for (;;) {
+    const after = afterOf(last);
+    const batch = await files.listByPath(principal, { prefix: options.prefix, ...(after !== undefined && { after }), limit: MAX_KEYS });
+    for (const file of batch.files) {
+      const key = file.entry.fileName;
+      // Rolled up into the common prefix just returned (keys under it are contiguous in this order).
+      if (last?.prefix === true && key.startsWith(last.after)) continue;
+      const cut = options.delimiter === '' ? -1 : key.indexOf(options.delimiter, options.prefix.length);
+      if (found.files.length + found.prefixes.length >= options.maxKeys) return { ...found, truncated: true, last };
+      if (cut === -1) {
+        found.files.push(file);
+        last = { after: key, prefix: false };
+      } else {
+        last = { after: key.slice(0, cut + options.delimiter.length), prefix: true };
+        found.prefixes.push(last.after);
+      }
+    }
+    if (!batch.truncated) return { ...found, truncated: false, last };
+  }
+}
+
+/** The `after` of the domain's path listing that resumes past a position: past every key under a common prefix. */
+function afterOf(position: ListPosition | undefined): string | undefined {
+  if (position === undefined) return undefined;
+  // U+10FFFF sorts after every other code point, so every key that starts with the prefix is skipped.
+  return position.prefix ? `${position.after}\u{10FFFF}` : position.after;
+}
+
+/** S3's `encoding-type=url`: percent-encoding with `/` kept and a space as `+` (clients decode with unquote_plus). */
+function urlEncodeKey(text: string): string {
+  return encodeURIComponent(text).replace(/%2F/g, '/').replace(/%20/g, '+');
+}
+
+/** An opaque continuation token: the position, and an HMAC binding it to the client and the server key. */
+function makeContinuationToken(serverKey: Uint8Array, clientId: string, position: ListPosition): string {
+  const payload = Buffer.from(JSON.stringify({ a: position.after, p: position.prefix }), 'utf8').toString('base64url');
+  return `${payload}.${tokenMac(serverKey, clientId, payload)}`;
+}
+
+function readContinuationToken(serverKey: Uint8Array, clientId: string, token: string): ListPosition {
+  const invalid = (): S3Refusal => new S3Refusal('InvalidArgument', 'The continuation token provided is incorrect');
+  if (token.length > MAX_TOKEN_LENGTH) throw invalid();
+  const dot = token.indexOf('.');
+  if (dot === -1) throw invalid();
+  const payload = token.slice(0, dot);
+  const mac = Buffer.from(token.slice(dot + 1), 'base64url');
+  const expected = Buffer.from(tokenMac(serverKey, clientId, payload), 'base64url');
+  if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw invalid();
+  const position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a?: unknown; p?: unknown };
+  if (typeof position.a !== 'string' || typeof position.p !== 'boolean') throw invalid();
+  return { after: position.a, prefix: position.p };
+}
+
+function tokenMac(serverKey: Uint8Array, clientId: string, payload: string): string {
+  return createHmac('sha256', serverKey).update(`dfg-s3-continuation\0${clientId}\0${payload}`, 'utf8').digest('base64url');
+}
+
+// ---- GetObject and HeadObject -----------------------------------------------------------------
+
+/**
+ * GetObject and HeadObject: entitlement and storage as for a native download, then the domain's
+ * `DownloadPolicy` decides on the S3 view of the file (its MD5 entity tag), and the bytes are those
+ * of the version whose headers were sent. Counted against the client's download budget as a
+ * native download is (a 304 never).
+ */
+async function getObject(deps: S3ApiDependencies, req: Request, res: Response, principal: Principal, key: string, query: Query): Promise<void> {
+  res.locals['operationId'] = req.method === 'HEAD' ? 's3:HeadObject' : 's3:GetObject';
+  const overrides = responseOverrides(query);
+  const abort = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const attempt = startDownloadAttempt(res, {
+    clientId: principal.clientId,
+    symbol: null,
+    path: key,
+    range: req.get('range') ?? null,
+    fileSize: null,
+    etag: null,
+    bytesSent: 0,
+    failure: undefined,
+    linked: false,
+    interface: 's3',
+  });
+  const now = deps.clock.now();
+  const request = parseDownloadRequest(req.method, (name) => req.get(name), now);
+  const entry = await deps.files.resolve(principal, { path: key });
+  attempt.symbol = entry.symbol;
+  // As a native download: a client whose budget is spent is refused before storage is asked,
+  // unless this file was counted for it; a 304 is never counted nor refused.
+  const mayBeNotModified = request.ifNoneMatch !== undefined || request.ifModifiedSince !== undefined;
+  if (!mayBeNotModified) await deps.budget.admit(principal.clientId, entry.fileName);
+  let current: PreparedDownload;
+  try {
+    // The file as it is now; the decision is the domain's, on the S3 view of its validators.
+    current = await deps.files.decide(entry, { method: request.method });
+  } catch (error) {
+    if (error instanceof FileNotFound) await deps.budget.countUnversioned(req, res, principal.clientId);
+    throw error;
+  }
+  const s3View: BlobProperties = { ...current.properties, etag: s3ETagOf(current.properties) };
+  const prepared: PreparedDownload = { ...current, decision: decideDownload(s3View, request, now) };
+  if (prepared.decision.kind !== 'notModified') {
+    await deps.budget.count(req, res, principal.clientId, entry.fileName, current.properties.etag);
+  }
+  attempt.fileSize = prepared.properties.size;
+  attempt.etag = s3View.etag;
+
+  const { decision, properties } = prepared;
+  switch (decision.kind) {
+    case 'notModified':
+      setValidators(res, s3View);
+      res.status(304).end();
+      return;
+    case 'preconditionFailed':
+      throw new S3Refusal('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
+    case 'rangeNotSatisfiable':
+      res.setHeader('Content-Range', `bytes */${decision.size}`);
+      throw new S3Refusal('InvalidRange', 'The requested range is not satisfiable');
+    case 'full':
+    case 'partial':
+      break;
+  }
+  const length = decision.kind === 'partial' ? decision.range.end - decision.range.start + 1 : properties.size;
+  let content;
+  try {
+    content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
+  } catch (error) {
+    if (abort.signal.aborted) return;
+    throw error;
+  }
+  setValidators(res, s3View);
+  res.setHeader('Content-Type', properties.contentType ?? 'application/octet-stream');
+  res.setHeader('Content-Disposition', properties.contentDisposition ?? attachmentFor(prepared.entry.fileName));
+  if (properties.contentEncoding !== undefined) res.setHeader('Content-Encoding', properties.contentEncoding);
+  if (properties.contentLanguage !== undefined) res.setHeader('Content-Language', properties.contentLanguage);
+  for (const [header, value] of overrides) res.setHeader(header, value);
+  res.setHeader('Content-Length', String(length));
+  res.setHeader('Accept-Ranges', 'bytes');
+  if (decision.kind === 'partial') res.setHeader('Content-Range', `bytes ${decision.range.start}-${decision.range.end}/${properties.size}`);
+  res.status(decision.kind === 'partial' ? 206 : 200);
+  if (content === undefined) {
+    res.end();
+    return;
+  }
+  try {
+    await streamBody(res, content, length, { idleTimeoutMs: deps.idleTimeoutMs, onBytes: (count) => (attempt.bytesSent += count) });
+  } catch (error) {
+    abort.abort();
+    attempt.failure = error instanceof TransferFailed ? error.reason : 'storage-failed';
+    req.log.warn({ clientId: principal.clientId, path: key, reason: attempt.failure, err: error }, 'S3 GetObject ended early; connection destroyed');
+  }
+}
+
+function setValidators(res: Response, file: BlobProperties): void {
+  res.setHeader('ETag', file.etag);
+  res.setHeader('Last-Modified', file.lastModified.toUTCString());
+  res.setHeader('Cache-Control', 'private');
+  // As a native download: a stored file is never a page of the gateway's origin.
+  res.setHeader('Content-Security-Policy', 'sandbox');
+}
+
+/** The `response-*` query overrides, checked as header values (no control characters, bounded). */
+function responseOverrides(query: Query): Array<readonly [string, string]> {
+  const headers: Array<readonly [string, string]> = [];
+  for (const [parameter, header] of RESPONSE_OVERRIDES) {
+    const value = queryValue(query, parameter);
+    if (value === undefined) continue;
+    if (value.length > 1024 || /[\x00-\x1f\x7f]/.test(value)) throw new S3Refusal('InvalidArgument', `${parameter} is not a valid header value`);
+    if (parameter === 'response-content-disposition') {
+      try {
+        contentDisposition.parse(value);
+      } catch {
+        throw new S3Refusal('InvalidArgument', 'response-content-disposition is not a valid Content-Disposition');
+      }
+    }
+    // Latin-1 only, as HTTP header values are: other characters would be mangled on the wire.
+    if (/[^\x20-\xff]/.test(value)) throw new S3Refusal('InvalidArgument', `${parameter} must be ISO-8859-1; use RFC 6266 filename* for other names`);
+    headers.push([header, value]);
+  }
+  return headers;
+}

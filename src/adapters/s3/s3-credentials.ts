@@ -1,0 +1,132 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import type { ClientAuthentication } from '../../domain/client-authentication.js';
+import { InvalidToken } from '../../domain/errors.js';
+import type { Clock, Principal, VerifiedToken } from '../../domain/ports.js';
+import { S3Refusal } from './s3-errors.js';
+
+/**
+ * The S3 API's credentials. Nothing secret is stored anywhere: every secret access key is derived
+ * by HMAC-SHA-256 from the server key (TOKEN_SIGNING_KEY, shared by every instance) and the access
+ * key id, so any instance can check a signature with no shared store, and a copy of the registry
+ * file gives no one a usable key.
+ *
+ * - Operator-issued keys (`DFGK...`): their ids live with their client in the registry; a key
+ *   counts while its id is listed there and its client is enabled.
+ * - Temporary credentials (`DFGT...`): the session token is a JWT signed with the server key that
+ *   names the client, the access key id and the fingerprint of the client's secret, and expires
+ *   with the bearer token they were made from; rotating the client's secret or disabling the
+ *   client ends them, as it ends that bearer token.
+ */
+
+/** Operator-issued access key ids start with this. */
+export const OPERATOR_KEY_PREFIX = 'DFGK';
+/** Temporary access key ids start with this. */
+export const TEMPORARY_KEY_PREFIX = 'DFGT';
+
+const SESSION_TYPE = 'dfg-s3-session+jwt';
+const SESSION_AUDIENCE = 'data-file-gateway-s3';
+const ISSUER = 'data-file-gateway';
+const ACCESS_KEY_CLAIM = 'akid';
+const FINGERPRINT_CLAIM = 'sfp';
+
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** A new access key id: the prefix and 16 random base-32 characters (80 bits), 20 characters like AWS's. */
+export function newAccessKeyId(prefix: typeof OPERATOR_KEY_PREFIX | typeof TEMPORARY_KEY_PREFIX): string {
+  const bytes = randomBytes(16);
+  return prefix + Array.from(bytes, (byte) => BASE32[byte & 31]).join('');
+}
+
+/** The secret access key of an access key id: HMAC-SHA-256 of the id under the server key, base64url. */
+export function deriveSecretAccessKey(serverKey: Uint8Array, accessKeyId: string): string {
+  return createHmac('sha256', serverKey).update(`dfg-s3-secret-access-key\0${accessKeyId}`, 'utf8').digest('base64url');
+}
+
+/** The AWS `credential_process` output (version 1). */
+export interface TemporaryCredentials {
+  readonly Version: 1;
+  readonly AccessKeyId: string;
+  readonly SecretAccessKey: string;
+  readonly SessionToken: string;
+  /** ISO 8601. */
+  readonly Expiration: string;
+}
+
+/** Who signed a request, and the secret to check the signature with. */
+export interface ResolvedCredentials {
+  readonly principal: Principal;
+  readonly secretAccessKey: string;
+}
+
+export class S3Credentials {
+  constructor(
+    private readonly options: { readonly serverKey: Uint8Array; readonly auth: ClientAuthentication; readonly clock: Clock },
+  ) {}
+
+  /** Temporary credentials for a caller proven by a bearer token, valid until the token expires. */
+  async issueTemporary(principal: Principal, token: VerifiedToken): Promise<TemporaryCredentials> {
+    const accessKeyId = newAccessKeyId(TEMPORARY_KEY_PREFIX);
+    const expiresAt = Math.floor(token.expiresAt.getTime() / 1000);
+    const sessionToken = await new SignJWT({ [ACCESS_KEY_CLAIM]: accessKeyId, [FINGERPRINT_CLAIM]: token.secretFingerprint })
+      .setProtectedHeader({ alg: 'HS256', typ: SESSION_TYPE })
+      .setIssuer(ISSUER)
+      .setAudience(SESSION_AUDIENCE)
+      .setSubject(principal.clientId)
+      .setIssuedAt(Math.floor(this.options.clock.now().getTime() / 1000))
+      .setExpirationTime(expiresAt)
+      .sign(this.options.serverKey);
+    return {
+      Version: 1,
+      AccessKeyId: accessKeyId,
+      SecretAccessKey: deriveSecretAccessKey(this.options.serverKey, accessKeyId),
+      SessionToken: sessionToken,
+      Expiration: new Date(expiresAt * 1000).toISOString(),
+    };
+  }
+
+  /**
+   * The caller behind an access key id (and session token, for temporary credentials). Throws
+   * `InvalidAccessKeyId` for a key no active client holds, `ExpiredToken` or `InvalidToken` for a
+   * session token that has expired or is not the gateway's.
+   */
+  async resolve(accessKeyId: string, sessionToken: string | undefined): Promise<ResolvedCredentials> {
+    const secretAccessKey = deriveSecretAccessKey(this.options.serverKey, accessKeyId);
+    if (sessionToken !== undefined) {
+      return { principal: await this.#sessionPrincipal(accessKeyId, sessionToken), secretAccessKey };
+    }
+    const principal = accessKeyId.startsWith(OPERATOR_KEY_PREFIX) ? await this.options.auth.principalForAccessKey(accessKeyId) : undefined;
+    if (principal === undefined) {
+      throw new S3Refusal('InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+    }
+    return { principal, secretAccessKey };
+  }
+
+  async #sessionPrincipal(accessKeyId: string, sessionToken: string): Promise<Principal> {
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(sessionToken, this.options.serverKey, {
+        algorithms: ['HS256'],
+        typ: SESSION_TYPE,
+        issuer: ISSUER,
+        audience: SESSION_AUDIENCE,
+        requiredClaims: ['sub', 'exp', ACCESS_KEY_CLAIM, FINGERPRINT_CLAIM],
+        currentDate: this.options.clock.now(),
+        clockTolerance: 0,
+      }));
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw new S3Refusal('ExpiredToken', 'The provided token has expired.');
+      throw new S3Refusal('InvalidToken', 'The provided token is malformed or otherwise invalid.', { cause: error });
+    }
+    const fingerprint = payload[FINGERPRINT_CLAIM];
+    if (payload[ACCESS_KEY_CLAIM] !== accessKeyId || typeof payload.sub !== 'string' || typeof fingerprint !== 'string') {
+      throw new S3Refusal('InvalidToken', 'The provided token is malformed or otherwise invalid.');
+    }
+    try {
+      return await this.options.auth.principalFor({ clientId: payload.sub, secretFingerprint: fingerprint });
+    } catch (error) {
+      if (error instanceof InvalidToken) throw new S3Refusal('InvalidToken', 'The provided token has been revoked.', { cause: error });
+      throw error;
+    }
+  }
+}
