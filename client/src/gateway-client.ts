@@ -13,6 +13,7 @@ export type FileList = components['schemas']['FileList'];
 export type ListedFile = components['schemas']['ListedFile'];
 export type FileCount = components['schemas']['FileCount'];
 export type FileInfo = components['schemas']['FileInfo'];
+export type S3Credentials = components['schemas']['S3Credentials'];
 
 export interface ClientOptions {
   /** The gateway, e.g. `https://files.example.com` (no trailing path needed). */
@@ -82,6 +83,11 @@ export interface GatewayClient {
   count(options?: CallOptions): Promise<FileCount>;
   info(symbol: string, options?: CallOptions): Promise<FileInfo>;
   download(symbol: string, options?: DownloadOptions): Promise<DownloadResult>;
+  /**
+   * Temporary credentials for the gateway's S3-compatible API (when it runs one), in the AWS
+   * `credential_process` format; valid until the bearer token they come from expires.
+   */
+  s3Credentials(options?: CallOptions): Promise<S3Credentials>;
   /** Mirrors the caller's catalog into `options.dir` (see `SyncOptions`). */
   sync(options: SyncOptions): Promise<SyncReport>;
   /** Also tell `listener` before every retry wait (a sync uses it to slow down on 429); returns the unsubscribe. */
@@ -176,6 +182,11 @@ export function createClient(options: ClientOptions): GatewayClient {
         throw errorOf(response, error, 'http_error', `download ${symbol}`);
       }
       return downloadResultOf(response, data ?? null, retry.idleTimeoutMs, call.signal);
+    },
+    async s3Credentials(call = {}) {
+      const { data, error, response } = await api.POST('/oauth/s3-credentials', withSignal(call));
+      if (data === undefined) throw errorOf(response, error, 'http_error', 's3 credentials');
+      return data;
     },
     sync: (syncOptions) => syncCatalog(client, syncOptions),
   };

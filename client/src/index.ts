@@ -12,6 +12,7 @@ export type {
   GatewayClient,
   ListedFile,
   ListOptions,
+  S3Credentials,
 } from './gateway-client.js';
 export { GatewayClientError, isClientError, type ClientErrorCode } from './errors.js';
 export { defaultRetryOptions, decideRetry, parseRetryAfter, type RetryOptions, type RetryDecision, type RetryReason } from './retry-policy.js';

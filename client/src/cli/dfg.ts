@@ -112,6 +112,15 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     });
 
   program
+    .command('credentials')
+    .description('temporary credentials for the gateway\'s S3-compatible API')
+    .requiredOption('--aws', 'print them in the AWS credential_process format (use: credential_process = dfg credentials --aws)')
+    .action(async () => {
+      const credentials = await (await client(profileOption())).s3Credentials({ signal: io.signal });
+      print(`${JSON.stringify(credentials)}\n`);
+    });
+
+  program
     .command('download')
     .description('download one file (resumable, size- and MD5-checked); -o - writes it to stdout')
     .argument('<symbol>')
