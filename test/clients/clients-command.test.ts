@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JsonClientRegistry } from '../../src/adapters/clients/json-client-registry.js';
 import { verifySecret } from '../../src/adapters/clients/secret-hash.js';
+import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
 import { runClientsCli } from '../../src/app/clients-command.js';
 
 interface CliRun {
@@ -325,6 +326,56 @@ describe('clients CLI (runClientsCli)', () => {
       for (const command of ['add', 'list', 'rotate', 'disable', 'enable', 'remove']) {
         expect(result.stdout).to.include(command);
       }
+    });
+  });
+  describe('s3-key add|list|revoke', () => {
+    const signingKey = 'test-signing-key-of-at-least-32-bytes!!';
+    const withKey = (): Record<string, string> => ({ CLIENTS_FILE: clientsFile, TOKEN_SIGNING_KEY: signingKey });
+
+    it('add prints access_key_id and the secret_access_key derived from TOKEN_SIGNING_KEY, and stores only the id', async () => {
+      await run(['add', 'acme']);
+      const result = await run(['s3-key', 'add', 'acme'], withKey());
+      expect(result.code).to.equal(0);
+      const accessKeyId = result.fields['access_key_id'] ?? '';
+      expect(accessKeyId).to.match(/^DFGK[A-Z2-7]{16}$/);
+      expect(result.fields['secret_access_key']).to.equal(deriveSecretAccessKey(new TextEncoder().encode(signingKey), accessKeyId));
+      expect(result.stderr).to.include('will not be shown again');
+      const text = await readFile(clientsFile, 'utf8');
+      expect(text).to.include(accessKeyId);
+      expect(text).to.not.include(result.fields['secret_access_key'] ?? 'missing');
+      expect((await stored('acme'))?.accessKeys).to.deep.equal({ [accessKeyId]: { createdAt: '2024-03-01T12:00:00.000Z' } });
+    });
+
+    it('list --json gives the key ids and when they were made; revoke removes one', async () => {
+      await run(['add', 'acme']);
+      const first = (await run(['s3-key', 'add', 'acme'], withKey())).fields['access_key_id'];
+      clock = new Date('2024-03-02T12:00:00.000Z');
+      const second = (await run(['s3-key', 'add', 'acme'], withKey())).fields['access_key_id'];
+      const listed = await run(['s3-key', 'list', 'acme', '--json']);
+      expect(JSON.parse(listed.stdout)).to.deep.equal([
+        { accessKeyId: first, createdAt: '2024-03-01T12:00:00.000Z' },
+        { accessKeyId: second, createdAt: '2024-03-02T12:00:00.000Z' },
+      ]);
+      const revoked = await run(['s3-key', 'revoke', 'acme', first ?? '']);
+      expect(revoked.fields).to.deep.equal({ client_id: 'acme', access_key_id: first, revoked: 'true' });
+      expect(Object.keys((await stored('acme'))?.accessKeys ?? {})).to.deep.equal([second]);
+    });
+
+    it('revoke of a key the client does not have exits 1 and changes nothing', async () => {
+      await run(['add', 'acme']);
+      const before = await readFile(clientsFile, 'utf8');
+      const result = await run(['s3-key', 'revoke', 'acme', 'DFGKAAAAAAAAAAAAAAAA']);
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.include('has no access key DFGKAAAAAAAAAAAAAAAA');
+      expect(await readFile(clientsFile, 'utf8')).to.equal(before);
+    });
+
+    it('add without TOKEN_SIGNING_KEY exits 2 and names the variable', async () => {
+      await run(['add', 'acme']);
+      const result = await run(['s3-key', 'add', 'acme']);
+      expect(result.code).to.equal(2);
+      expect(result.stderr).to.include('TOKEN_SIGNING_KEY is not set');
+      expect((await stored('acme'))?.accessKeys).to.equal(undefined);
     });
   });
 });

@@ -19,6 +19,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
 import { presignedUrl, signedRaw } from '../support/s3-signing.js';
+import { capturedAudit } from '../support/audit-capture.js';
 import { expectS3Shape } from '../support/s3-shapes.js';
 
 const ACME_KEY = 'DFGKACMEACMEACMEACME';
@@ -320,6 +321,110 @@ describe('S3-compatible API (S3_API=on) with @aws-sdk/client-s3', function () {
       const response = await gateway.request('POST', '/oauth/s3-credentials');
       expect(response.status).to.equal(401);
     });
+  });
+});
+
+describe('S3-compatible API: limits, audit, refusals and revocation', function () {
+  it('counts S3 GetObjects and native downloads against one budget per client, answering SlowDown (503) with Retry-After past it', async function () {
+    const audited = capturedAudit();
+    const gateway = await startGateway({
+      store: seededStore(),
+      clients: [{ clientId: 'acme', secret: 'acme-secret-0123456789' }],
+      registry: await registry(),
+      audit: audited.audit,
+      env: { S3_API: 'on', DOWNLOAD_RATE_LIMIT: '2', DOWNLOAD_RATE_WINDOW_SECONDS: '600' },
+    });
+    try {
+      const token = (await gateway.request('POST', '/oauth/token', { unchecked: true, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=acme&client_secret=acme-secret-0123456789' })).body;
+      const bearer = (JSON.parse(token.toString()) as { access_token: string }).access_token;
+      const native = await gateway.request('GET', '/funds/top.csv', { headers: { authorization: `Bearer ${bearer}` } });
+      expect(native.status).to.equal(200);
+      expect((await signedRaw(gateway, 'GET', '/data/funds/top.csv', acmeKey, new Date())).status).to.equal(200);
+      const refused = await signedRaw(gateway, 'GET', '/data/funds/top.csv', acmeKey, new Date());
+      expect(refused.status).to.equal(503);
+      expect(Number(refused.headers['retry-after'])).to.be.greaterThan(0);
+      expect(refused.body.toString()).to.include('<Code>SlowDown</Code>');
+      expectS3Shape('Error', refused.body.toString());
+      const s3Records = audited.downloads().filter((record) => 'interface' in record && record.interface === 's3');
+      expect(s3Records.map((record) => [record.event, 'outcome' in record && record.outcome, 'path' in record && record.path])).to.deep.equal([
+        ['download', 'completed', 'funds/top.csv'],
+        ['download', 'refused', 'funds/top.csv'],
+      ]);
+      expect(audited.downloads().filter((record) => 'interface' in record && record.interface === 'native')).to.have.length(1);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('stops an operator key, and temporary credentials, as soon as their client is disabled', async function () {
+    const clients = await registry();
+    const gateway = await startGateway({ store: seededStore(), registry: clients, env: { S3_API: 'on' } });
+    try {
+      expect((await signedRaw(gateway, 'GET', '/data?list-type=2', acmeKey, new Date())).status).to.equal(200);
+      clients.add({ ...((await clients.find('acme'))!), enabled: false });
+      const refused = await signedRaw(gateway, 'GET', '/data?list-type=2', acmeKey, new Date());
+      expect(refused.status).to.equal(403);
+      expect(refused.body.toString()).to.include('<Code>InvalidAccessKeyId</Code>');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('answers AccessDenied to DELETE and POST, NotImplemented to other methods and to sub-resources (?acl, ?tagging), and never reaches storage', async function () {
+    const store = seededStore();
+    const gateway = await startGateway({ store, registry: await registry(), env: { S3_API: 'on' } });
+    try {
+      for (const method of ['DELETE', 'POST']) {
+        const response = await signedRaw(gateway, method, '/data/funds/top.csv', acmeKey, new Date());
+        expect([method, response.status]).to.deep.equal([method, 403]);
+        expect(response.body.toString()).to.include('<Code>AccessDenied</Code>');
+      }
+      const patch = await signedRaw(gateway, 'PATCH', '/data/funds/top.csv', acmeKey, new Date());
+      expect(patch.status).to.equal(501);
+      for (const path of ['/data/funds/top.csv?acl', '/data/funds/top.csv?tagging', '/data?uploads', '/data?versioning']) {
+        const response = await signedRaw(gateway, 'GET', path, acmeKey, new Date());
+        expect([path, response.status]).to.deep.equal([path, 501]);
+        expect(response.body.toString()).to.include('<Code>NotImplemented</Code>');
+      }
+      expect(await store.getProperties('funds/top.csv')).to.not.equal(undefined);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('answers a HEAD that fails with its status and no body', async function () {
+    const gateway = await startGateway({ store: seededStore(), registry: await registry(), env: { S3_API: 'on' } });
+    try {
+      const response = await signedRaw(gateway, 'HEAD', '/data/funds/missing.csv', acmeKey, new Date());
+      expect(response.status).to.equal(404);
+      expect(response.body.length).to.equal(0);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('refuses a presigned URL that claims to live longer than 7 days, with AuthorizationQueryParametersError (400)', async function () {
+    const gateway = await startGateway({ store: seededStore(), registry: await registry(), env: { S3_API: 'on' } });
+    try {
+      const url = (await presignedUrl(gateway, '/data/funds/top.csv', acmeKey, new Date(), 60)).replace('X-Amz-Expires=60', 'X-Amz-Expires=604801');
+      const response = await fetch(url);
+      expect(response.status).to.equal(400);
+      expect(await response.text()).to.include('<Code>AuthorizationQueryParametersError</Code>');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('names the bucket after S3_BUCKET', async function () {
+    const gateway = await startGateway({ store: seededStore(), registry: await registry(), env: { S3_API: 'on', S3_BUCKET: 'vendor-files' } });
+    try {
+      expect((await signedRaw(gateway, 'GET', '/vendor-files?list-type=2', acmeKey, new Date())).status).to.equal(200);
+      const other = await signedRaw(gateway, 'GET', '/data?list-type=2', acmeKey, new Date());
+      expect(other.status).to.equal(404);
+      expect(other.body.toString()).to.include('<Code>NoSuchBucket</Code>');
+    } finally {
+      await gateway.close();
+    }
   });
 });
 

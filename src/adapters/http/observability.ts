@@ -76,7 +76,7 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
       const requestId = String(res.getHeader('X-Request-Id') ?? '');
       const download = downloadAttemptOf(res);
       if (download !== undefined) {
-        const outcome = downloadOutcome(status, download, res.writableFinished);
+        const outcome = downloadOutcome(status, download, res.writableFinished, res.locals['errorCode'] as string | undefined);
         options.metrics.downloadEnded(outcome, download.bytesSent);
         options.audit.record({
           event: 'download',
@@ -117,9 +117,11 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
 }
 
 /** `finished`: the whole answer was handed to the connection (`writableFinished`). */
-function downloadOutcome(status: number, attempt: DownloadAttempt, finished: boolean): DownloadOutcome {
+function downloadOutcome(status: number, attempt: DownloadAttempt, finished: boolean, errorCode: string | undefined): DownloadOutcome {
   if (attempt.linked) return 'linked';
   if (status === 304) return 'not_modified';
+  // The S3 API answers its rate limit with S3's 503 SlowDown: a refusal, not a failure.
+  if (errorCode === 'SlowDown') return 'refused';
   if (status >= 500) return 'failed';
   if (status >= 400) return 'refused';
   if (finished && attempt.failure === undefined) return 'completed';
