@@ -25,6 +25,7 @@ import { packageRoot } from '../src/app/package-root.js';
 import { createTestContainer, startAzurite, type RunningAzurite } from '../test/support/azurite.js';
 import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.js';
 import { freePort } from '../test/support/redis.js';
+import { presignedUrl } from '../test/support/s3-signing.js';
 import { startAnchor, startNginx } from './anchors.js';
 
 const { values: options } = parseArgs({
@@ -45,6 +46,7 @@ const RUNS = Number(options.runs);
 const CATALOG_FILES = 500;
 const RANGE = 32 * MiB;
 const client = { clientId: 'bench', secret: 'bench-secret-0123456789abcdef' };
+const BENCH_SIGNING_KEY = 'bench-signing-key-0123456789abcdefghij';
 
 interface Row {
   readonly measure: string;
@@ -249,7 +251,7 @@ async function startGateway(env: Record<string, string>, profileName: string): P
   const nodeOptions = (options['gateway-node-options'] ?? '').split(' ').filter((option) => option !== '');
   const child = spawn(process.execPath, [...nodeOptions, ...profileArgs, 'dist/src/app/main.js'], {
     cwd: packageRoot(),
-    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_SIGNING_KEY: 'bench-signing-key-0123456789abcdefghij', DOWNLOAD_RATE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000', ...env },
+    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY, DOWNLOAD_RATE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let errors = '';
@@ -337,9 +339,19 @@ async function main(): Promise<void> {
     await seedFolder(root, bigFile);
     const clientsFile = join(workDir, 'clients.json');
     await runClientsCli(['add', client.clientId, '--secret', client.secret], { env: { CLIENTS_FILE: clientsFile }, stdout: { write: () => true }, stderr: { write: () => true } });
+    let s3KeyLines = '';
+    await runClientsCli(['s3-key', 'add', client.clientId], {
+      env: { CLIENTS_FILE: clientsFile, TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY },
+      stdout: { write: (text: string) => (s3KeyLines += text) },
+      stderr: { write: () => true },
+    });
+    const s3Key = {
+      accessKeyId: /^access_key_id: (\S+)$/m.exec(s3KeyLines)?.[1] ?? '',
+      secretAccessKey: /^secret_access_key: (\S+)$/m.exec(s3KeyLines)?.[1] ?? '',
+    };
 
     const azure = await startGateway(
-      { AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString, AZURE_STORAGE_CONTAINER: container.containerName, CLIENTS_FILE: clientsFile, DOWNLOAD_LINKS: 'on' },
+      { AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString, AZURE_STORAGE_CONTAINER: container.containerName, CLIENTS_FILE: clientsFile, DOWNLOAD_LINKS: 'on', S3_API: 'on' },
       'azure',
     );
     stops.push(azure.stop);
@@ -360,14 +372,17 @@ async function main(): Promise<void> {
 
     if (section('downloads')) {
       console.log('\nDownloads (medians of', RUNS, 'runs)');
-      const [gateway, direct, nodeProxy, redirected, nginxProxy] = await throughputs([
+      // The S3 API's GetObject of the same file, through a presigned URL (valid for the whole run).
+      const s3Url = await presignedUrl({ baseUrl: `http://127.0.0.1:${azure.port}`, port: azure.port }, '/data/big/big.bin', s3Key, new Date(), 24 * 3600);
+      const [gateway, direct, nodeProxy, redirected, s3, nginxProxy] = await throughputs([
         { url: `http://127.0.0.1:${azure.port}/download/BIG`, headers: bearer, pid: azure.pid },
         { url: sasUrl },
         { url: `http://127.0.0.1:${proxy.port}${sasPath}`, pid: proxy.pid },
         { url: `http://127.0.0.1:${azure.port}/download/BIG?redirect=true`, headers: bearer, follow: true },
+        { url: s3Url, pid: azure.pid },
         ...(nginx === undefined ? [] : [{ url: `http://127.0.0.1:${nginx.proxyPort}${sasPath}`, pid: nginx.workerPid }]),
       ]);
-      if (gateway === undefined || direct === undefined || nodeProxy === undefined || redirected === undefined) throw new Error('a measurement is missing');
+      if (gateway === undefined || direct === undefined || nodeProxy === undefined || redirected === undefined || s3 === undefined) throw new Error('a measurement is missing');
       row(`download ${BIG / MiB} MiB through the gateway (Azure)`, fmt(gateway.mibps, 'MiB/s'), `direct SAS from Azurite: ${fmt(direct.mibps, 'MiB/s')}`, ratio(gateway.mibps, direct.mibps), '-');
       row('same download', fmt(gateway.mibps, 'MiB/s'), `minimal Node reverse proxy: ${fmt(nodeProxy.mibps, 'MiB/s')}`, ratio(gateway.mibps, nodeProxy.mibps), nginxProxy === undefined ? '>= 0.9x' : '-');
       if (nginxProxy !== undefined) {
@@ -390,6 +405,14 @@ async function main(): Promise<void> {
         );
       }
       row('download by direct link (`?redirect=true`, 307 to a SAS URL)', fmt(redirected.mibps, 'MiB/s'), `proxied through the gateway: ${fmt(gateway.mibps, 'MiB/s')}`, ratio(redirected.mibps, gateway.mibps), '-');
+      row('same file by S3 GetObject (S3_API=on, presigned URL)', fmt(s3.mibps, 'MiB/s'), `native download: ${fmt(gateway.mibps, 'MiB/s')}`, ratio(s3.mibps, gateway.mibps), '>= 0.95x');
+      row(
+        'S3 GetObject CPU per GiB',
+        `${fmt(s3.cpuPerGiB, 's')} (${fmt(s3.systemPerGiB, 's')} system)`,
+        `native download: ${fmt(gateway.cpuPerGiB, 's')} (${fmt(gateway.systemPerGiB, 's')} system)`,
+        ratio(s3.cpuPerGiB, gateway.cpuPerGiB),
+        '-',
+      );
     }
 
     for (const count of section('concurrent') ? [16, 64] : []) {

@@ -4,8 +4,10 @@ import { createInterface } from 'node:readline';
 /** One client's usage in the period. */
 export interface ClientUsage {
   readonly clientId: string;
-  /** Downloads that were completed (whole files and ranges). */
+  /** Downloads that were completed (whole files and ranges), through either API. */
   readonly downloads: number;
+  /** Of `downloads`, those through the S3-compatible API (S3_API=on). */
+  readonly s3Downloads: number;
   /** Downloads the subscriber broke off, having received part of the bytes. */
   readonly interrupted: number;
   /**
@@ -34,6 +36,7 @@ export interface UsageReport {
 
 interface Totals {
   downloads: number;
+  s3Downloads: number;
   interrupted: number;
   links: number;
   bytes: number;
@@ -62,10 +65,11 @@ export async function usageReport(files: readonly string[], period: UsagePeriod)
       if (period.until !== undefined && time >= period.until.getTime()) continue;
       let totals = byClient.get(record.clientId);
       if (totals === undefined) {
-        totals = { downloads: 0, interrupted: 0, links: 0, bytes: 0, files: new Set() };
+        totals = { downloads: 0, s3Downloads: 0, interrupted: 0, links: 0, bytes: 0, files: new Set() };
         byClient.set(record.clientId, totals);
       }
       if (record.outcome === 'completed') totals.downloads += 1;
+      if (record.outcome === 'completed' && record.interface === 's3') totals.s3Downloads += 1;
       if (record.outcome === 'aborted' && record.bytesSent > 0) totals.interrupted += 1;
       if (record.outcome === 'linked') totals.links += 1;
       totals.bytes += record.bytesSent;
@@ -77,6 +81,7 @@ export async function usageReport(files: readonly string[], period: UsagePeriod)
     .map(([clientId, totals]) => ({
       clientId,
       downloads: totals.downloads,
+      s3Downloads: totals.s3Downloads,
       interrupted: totals.interrupted,
       links: totals.links,
       bytes: totals.bytes,
@@ -92,6 +97,8 @@ interface DownloadLine {
   readonly method: string;
   readonly bytesSent: number;
   readonly outcome: string;
+  /** `native` when absent (records from before the S3 API). */
+  readonly interface: string;
 }
 
 function downloadRecordOf(line: string): DownloadLine | undefined {
@@ -115,6 +122,7 @@ function downloadRecordOf(line: string): DownloadLine | undefined {
     path: typeof record['path'] === 'string' ? record['path'] : null,
     bytesSent,
     outcome: record['outcome'],
+    interface: typeof record['interface'] === 'string' ? record['interface'] : 'native',
   };
 }
 
@@ -137,10 +145,11 @@ export function formatUsageJson(report: UsageReport): string {
 /** The report as an aligned text table, bytes also in MiB, control characters escaped. */
 export function formatUsageTable(report: UsageReport): string {
   const rows = [
-    ['CLIENT_ID', 'DOWNLOADS', 'INTERRUPTED', 'LINKS', 'BYTES', 'MIB', 'FILES'],
+    ['CLIENT_ID', 'DOWNLOADS', 'S3', 'INTERRUPTED', 'LINKS', 'BYTES', 'MIB', 'FILES'],
     ...report.clients.map((client) => [
       escapeControls(client.clientId),
       String(client.downloads),
+      String(client.s3Downloads),
       String(client.interrupted),
       String(client.links),
       String(client.bytes),

@@ -10,6 +10,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import { packageRoot } from '../../src/app/package-root.js';
 import { startGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { signedRaw } from '../support/s3-signing.js';
 
 const run = promisify(execFile);
 
@@ -42,7 +43,7 @@ describe('npm run usage (per-client usage from audit files)', function () {
     const gateway = await startGateway({
       store,
       audit,
-      env: { DOWNLOAD_LINKS: 'on' },
+      env: { DOWNLOAD_LINKS: 'on', S3_API: 'on' },
       clients: [
         { clientId: 'acme', secret: 'acme-secret-acme-secret' },
         { clientId: 'beta', secret: 'beta-secret-beta-secret' },
@@ -59,6 +60,12 @@ describe('npm run usage (per-client usage from audit files)', function () {
       // A link to a file not downloaded adds a file; a link refused is no link.
       await gateway.get('beta', '/link/A');
       await gateway.get('beta', '/link/NOPE');
+      // One GetObject through the S3 API, with temporary credentials: a download like the others.
+      const token = await gateway.tokenFor('acme');
+      const issued = await gateway.request('POST', '/oauth/s3-credentials', { headers: { authorization: `Bearer ${token}` } });
+      const credentials = JSON.parse(issued.body.toString()) as { AccessKeyId: string; SecretAccessKey: string; SessionToken: string };
+      const key = { accessKeyId: credentials.AccessKeyId, secretAccessKey: credentials.SecretAccessKey, sessionToken: credentials.SessionToken };
+      expect((await signedRaw(gateway, 'GET', '/data/data/b.bin', key, new Date())).status).to.equal(200);
     } finally {
       await gateway.close();
       await audit.close();
@@ -76,23 +83,23 @@ describe('npm run usage (per-client usage from audit files)', function () {
     const result = await usage([auditFile, '--json', '--since', '2026-02-01']);
     expect(result.code, result.stderr).to.equal(0);
     expect(JSON.parse(result.stdout)).to.deep.equal([
-      { clientId: 'acme', downloads: 3, interrupted: 0, links: 1, bytes: 2100, files: 2 },
-      { clientId: 'beta', downloads: 1, interrupted: 0, links: 1, bytes: 300, files: 2 },
+      { clientId: 'acme', downloads: 4, s3Downloads: 1, interrupted: 0, links: 1, bytes: 2400, files: 2 },
+      { clientId: 'beta', downloads: 1, s3Downloads: 0, interrupted: 0, links: 1, bytes: 300, files: 2 },
     ]);
     expect(result.stderr).to.match(/lines were not download records/);
   });
 
   it('counts only the period asked for: --until is exclusive', async function () {
     const result = await usage([auditFile, '--json', '--since', '2026-01-01', '--until', '2026-02-01']);
-    expect(JSON.parse(result.stdout)).to.deep.equal([{ clientId: 'acme', downloads: 1, interrupted: 0, links: 0, bytes: 5000, files: 1 }]);
+    expect(JSON.parse(result.stdout)).to.deep.equal([{ clientId: 'acme', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 5000, files: 1 }]);
   });
 
   it('prints an aligned table by default', async function () {
     const result = await usage([auditFile, '--since', '2026-02-01']);
     const lines = result.stdout.trim().split('\n');
-    expect(lines[0]).to.match(/^CLIENT_ID\s+DOWNLOADS\s+INTERRUPTED\s+LINKS\s+BYTES\s+MIB\s+FILES$/);
-    expect(lines[1]).to.match(/^acme\s+3\s+0\s+1\s+2100\s+0\.0\s+2$/);
-    expect(lines[2]).to.match(/^beta\s+1\s+0\s+1\s+300\s+0\.0\s+2$/);
+    expect(lines[0]).to.match(/^CLIENT_ID\s+DOWNLOADS\s+S3\s+INTERRUPTED\s+LINKS\s+BYTES\s+MIB\s+FILES$/);
+    expect(lines[1]).to.match(/^acme\s+4\s+1\s+0\s+1\s+2400\s+0\.0\s+2$/);
+    expect(lines[2]).to.match(/^beta\s+1\s+0\s+0\s+1\s+300\s+0\.0\s+2$/);
   });
 
   it('does not count HEAD as a download, skips a byte count that is negative or not finite, and escapes control characters', async function () {

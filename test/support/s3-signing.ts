@@ -62,7 +62,7 @@ export async function signedRaw(gateway: TestGateway, method: string, pathAndQue
 }
 
 /** A presigned GET URL, made as @aws-sdk/s3-request-presigner makes them (payload UNSIGNED-PAYLOAD). */
-export async function presignedUrl(gateway: TestGateway, path: string, key: S3Key, signingDate: Date, expiresIn: number): Promise<string> {
+export async function presignedUrl(gateway: Pick<TestGateway, 'baseUrl' | 'port'>, path: string, key: S3Key, signingDate: Date, expiresIn: number): Promise<string> {
   const presigned = await signerFor(key).presign(
     {
       method: 'GET',

@@ -33,6 +33,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/s3-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Temporary credentials for the S3-compatible API
+         * @description Only when the gateway runs its read-only S3-compatible API (`S3_API=on`); `404` otherwise.
+         *     Exchanges the bearer token for temporary S3 credentials in the AWS `credential_process`
+         *     format (version 1), valid until the bearer token expires and no longer. Sign S3 requests
+         *     with `AccessKeyId` and `SecretAccessKey` and send `SessionToken` as
+         *     `X-Amz-Security-Token` (any AWS SDK does this from a `credential_process` profile, e.g.
+         *     `credential_process = dfg credentials --aws`). Rotating the client's secret or disabling
+         *     the client ends them, as it ends the bearer token. Never cached.
+         */
+        post: operations["issueS3Credentials"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/catalog": {
         parameters: {
             query?: never;
@@ -510,6 +536,22 @@ export interface components {
              * @example 3600
              */
             expires_in: number;
+        };
+        /**
+         * @description Temporary credentials of the S3-compatible API, in the AWS `credential_process` output
+         *     format (version 1).
+         */
+        S3Credentials: {
+            /** @enum {integer} */
+            Version: 1;
+            AccessKeyId: string;
+            SecretAccessKey: string;
+            SessionToken: string;
+            /**
+             * Format: date-time
+             * @description When the credentials stop working (the bearer token's expiry).
+             */
+            Expiration: string;
         };
         /**
          * @description RFC 6749 section 5.2 error response, plus `code`, which always equals `error` (so that
@@ -1490,6 +1532,37 @@ export interface operations {
             429: components["responses"]["TokenTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    issueS3Credentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The temporary credentials. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["S3Credentials"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The S3-compatible API is off (`route_not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCatalog: {

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CountFilesData, CountFilesErrors, CountFilesResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses } from './types.gen.js';
+import type { CountFilesData, CountFilesErrors, CountFilesResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -39,6 +39,24 @@ export const issueToken = <ThrowOnError extends boolean = false>(options: Option
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Temporary credentials for the S3-compatible API
+ *
+ * Only when the gateway runs its read-only S3-compatible API (`S3_API=on`); `404` otherwise.
+ * Exchanges the bearer token for temporary S3 credentials in the AWS `credential_process`
+ * format (version 1), valid until the bearer token expires and no longer. Sign S3 requests
+ * with `AccessKeyId` and `SecretAccessKey` and send `SessionToken` as
+ * `X-Amz-Security-Token` (any AWS SDK does this from a `credential_process` profile, e.g.
+ * `credential_process = dfg credentials --aws`). Rotating the client's secret or disabling
+ * the client ends them, as it ends the bearer token. Never cached.
+ *
+ */
+export const issueS3Credentials = <ThrowOnError extends boolean = false>(options?: Options<IssueS3CredentialsData, ThrowOnError>) => (options?.client ?? client).post<IssueS3CredentialsResponses, IssueS3CredentialsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/oauth/s3-credentials',
+    ...options
 });
 
 /**

@@ -41,6 +41,22 @@ export type TokenResponse = {
 };
 
 /**
+ * Temporary credentials of the S3-compatible API, in the AWS `credential_process` output
+ * format (version 1).
+ *
+ */
+export type S3Credentials = {
+    Version: 1;
+    AccessKeyId: string;
+    SecretAccessKey: string;
+    SessionToken: string;
+    /**
+     * When the credentials stop working (the bearer token's expiry).
+     */
+    Expiration: string;
+};
+
+/**
  * RFC 6749 section 5.2 error response, plus `code`, which always equals `error` (so that
  * every error body of this API has a `code`).
  *
@@ -452,6 +468,35 @@ export type IssueTokenResponses = {
 };
 
 export type IssueTokenResponse = IssueTokenResponses[keyof IssueTokenResponses];
+
+export type IssueS3CredentialsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/oauth/s3-credentials';
+};
+
+export type IssueS3CredentialsErrors = {
+    /**
+     * Missing, malformed, forged, expired or revoked bearer token.
+     */
+    401: Error;
+    /**
+     * The S3-compatible API is off (`route_not_found`).
+     */
+    404: Error;
+};
+
+export type IssueS3CredentialsError = IssueS3CredentialsErrors[keyof IssueS3CredentialsErrors];
+
+export type IssueS3CredentialsResponses = {
+    /**
+     * The temporary credentials.
+     */
+    200: S3Credentials;
+};
+
+export type IssueS3CredentialsResponse = IssueS3CredentialsResponses[keyof IssueS3CredentialsResponses];
 
 export type GetCatalogData = {
     body?: never;
