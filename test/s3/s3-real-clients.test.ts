@@ -322,23 +322,26 @@ print(s3.get_object(Bucket='data', Key='funds/top.csv')['Body'].read().decode(),
   });
 
   describe('rclone', function () {
-    it('copies a folder, then rclone check finds every file identical (sizes and MD5s)', async function () {
-      requireTool(this, 'rclone');
-      const home = join(work, 'rclone-home');
+    /** A remote `gw` from environment variables; rclone 1.60 refuses to start with AWS_CA_BUNDLE set and a plain-HTTP endpoint: never set here. */
+    const rcloneEnv = async (name: string, auth: Record<string, string>): Promise<Record<string, string>> => {
+      const home = join(work, name);
       await mkdir(home, { recursive: true });
-      const target = join(work, 'rclone-copy');
-      // rclone 1.60 refuses to start with AWS_CA_BUNDLE set and a plain-HTTP endpoint: never set here.
-      const env = {
+      return {
         ...baseEnv(home),
         RCLONE_CONFIG: join(home, 'rclone.conf'),
         RCLONE_CONFIG_GW_TYPE: 's3',
         RCLONE_CONFIG_GW_PROVIDER: 'Other',
         RCLONE_CONFIG_GW_ENDPOINT: gateway.baseUrl,
-        RCLONE_CONFIG_GW_ACCESS_KEY_ID: acmeKey.accessKeyId,
-        RCLONE_CONFIG_GW_SECRET_ACCESS_KEY: acmeKey.secretAccessKey,
         RCLONE_CONFIG_GW_FORCE_PATH_STYLE: 'true',
         RCLONE_CONFIG_GW_REGION: 'us-east-1',
+        ...auth,
       };
+    };
+
+    it('copies a folder, then rclone check finds every file identical (sizes and MD5s)', async function () {
+      requireTool(this, 'rclone');
+      const env = await rcloneEnv('rclone-home', { RCLONE_CONFIG_GW_ACCESS_KEY_ID: acmeKey.accessKeyId, RCLONE_CONFIG_GW_SECRET_ACCESS_KEY: acmeKey.secretAccessKey });
+      const target = join(work, 'rclone-copy');
       const copied = await run('/usr/bin/rclone', ['copy', 'gw:data/funds', target], env);
       expect(copied.code, copied.stderr).to.equal(0);
       expect((await readdir(target, { recursive: true })).filter((name) => name.endsWith('.csv')).sort()).to.deep.equal(['2024/a.csv', '2024/b.csv', 'top.csv']);
@@ -346,6 +349,25 @@ print(s3.get_object(Bucket='data', Key='funds/top.csv')['Body'].read().decode(),
       expect(checked.code, checked.stderr).to.equal(0);
       expect(checked.stderr).to.match(/0 differences found/);
       expect(checked.stderr).to.not.match(/hashes could not be checked/);
+    });
+
+    it('uses temporary credentials from credential_process = dfg credentials --aws (env_auth)', async function () {
+      requireTool(this, 'rclone');
+      await writeDfgWrapper();
+      const processHome = await awsHome('rclone-process-home', `[profile gateway]\ncredential_process = dfg credentials --aws\n`);
+      const env = {
+        ...(await rcloneEnv('rclone-process-home', { RCLONE_CONFIG_GW_ENV_AUTH: 'true' })),
+        HOME: processHome,
+        AWS_CONFIG_FILE: join(processHome, '.aws', 'config'),
+        AWS_PROFILE: 'gateway',
+        AWS_SDK_LOAD_CONFIG: '1',
+        DFG_URL: gateway.baseUrl,
+        DFG_CLIENT_ID: 'acme',
+        DFG_CLIENT_SECRET: acmeSecret,
+      };
+      const listed = await run('/usr/bin/rclone', ['lsf', '--recursive', '--files-only', 'gw:data'], env);
+      expect(listed.code, listed.stderr).to.equal(0);
+      expect(listed.stdout.trim().split('\n')).to.deep.equal([...ACME_PATHS].sort());
     });
   });
 
