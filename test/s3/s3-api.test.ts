@@ -20,6 +20,7 @@ import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
 import { presignedUrl, signedRaw } from '../support/s3-signing.js';
 import { capturedAudit } from '../support/audit-capture.js';
+import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
 import { expectS3Shape } from '../support/s3-shapes.js';
 
 const ACME_KEY = 'DFGKACMEACMEACMEACME';
@@ -325,14 +326,14 @@ describe('S3-compatible API (S3_API=on) with @aws-sdk/client-s3', function () {
 });
 
 describe('S3-compatible API: limits, audit, refusals and revocation', function () {
-  it('counts S3 GetObjects and native downloads against one budget per client, answering SlowDown (503) with Retry-After past it', async function () {
+  it('counts S3 GetObjects and native downloads against one budget per client, answering SlowDown (503) with Retry-After past it, audited and measured as an S3 download', async function () {
     const audited = capturedAudit();
     const gateway = await startGateway({
       store: seededStore(),
       clients: [{ clientId: 'acme', secret: 'acme-secret-0123456789' }],
       registry: await registry(),
       audit: audited.audit,
-      env: { S3_API: 'on', DOWNLOAD_RATE_LIMIT: '2', DOWNLOAD_RATE_WINDOW_SECONDS: '600' },
+      env: { S3_API: 'on', DOWNLOAD_RATE_LIMIT: '2', DOWNLOAD_RATE_WINDOW_SECONDS: '600', METRICS_TOKEN: 'metrics-token-0123456789abcdef' },
     });
     try {
       const token = (await gateway.request('POST', '/oauth/token', { unchecked: true, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=acme&client_secret=acme-secret-0123456789' })).body;
@@ -351,6 +352,10 @@ describe('S3-compatible API: limits, audit, refusals and revocation', function (
         ['download', 'refused', 'funds/top.csv'],
       ]);
       expect(audited.downloads().filter((record) => 'interface' in record && record.interface === 'native')).to.have.length(1);
+      const metrics = parsePrometheusText((await gateway.request('GET', '/metrics', { headers: { authorization: 'Bearer metrics-token-0123456789abcdef' } })).body.toString());
+      expect(sampleValue(metrics, 'dfg_rate_limited_total', { operation: 's3:GetObject' })).to.equal(1);
+      expect(sampleValue(metrics, 'dfg_http_requests_total', { operation: 's3:GetObject', status: '200' })).to.equal(1);
+      expect(sampleValue(metrics, 'dfg_downloads_total', { outcome: 'completed' })).to.equal(2);
     } finally {
       await gateway.close();
     }

@@ -58,9 +58,13 @@ async function ensureTools(): Promise<Map<Tool, string>> {
   const canInstall = process.getuid?.() === 0 && (await exists('/usr/bin/apt-get'));
   if (canInstall) {
     const packages = absent.map((tool) => TOOLS[tool].package);
-    await new Promise<void>((resolve) =>
-      execFile('/usr/bin/apt-get', ['install', '-y', '--no-install-recommends', ...packages], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: APT_TIMEOUT_MS }, () => resolve()),
-    );
+    const aptGet = (args: readonly string[]): Promise<boolean> =>
+      new Promise((resolve) =>
+        execFile('/usr/bin/apt-get', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: APT_TIMEOUT_MS }, (error) => resolve(error === null)),
+      );
+    // Package lists may be empty on a fresh machine: update once, only if the install needs it.
+    const install = ['install', '-y', '--no-install-recommends', ...packages];
+    if (!(await aptGet(install)) && (await aptGet(['update']))) await aptGet(install);
   }
   for (const tool of absent) {
     if (await exists(TOOLS[tool].probe)) continue;

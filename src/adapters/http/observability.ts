@@ -72,7 +72,7 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const operation = (res.locals['operationId'] as string | undefined) ?? 'none';
       const status = res.statusCode;
-      options.metrics.requestAnswered(operation, status, durationMs / 1000);
+      options.metrics.requestAnswered(operation, status, durationMs / 1000, res.locals['errorCode'] === 'SlowDown');
       const requestId = String(res.getHeader('X-Request-Id') ?? '');
       const download = downloadAttemptOf(res);
       if (download !== undefined) {

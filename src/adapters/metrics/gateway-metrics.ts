@@ -47,7 +47,7 @@ export class GatewayMetrics {
     });
     this.#downloadBytes = new Counter({ name: 'dfg_download_bytes_total', help: 'File bytes handed to subscribers\' connections.', registers });
     this.#downloads = new Counter({ name: 'dfg_downloads_total', help: 'Download attempts, by outcome.', labelNames: ['outcome'], registers });
-    this.#rateLimited = new Counter({ name: 'dfg_rate_limited_total', help: 'Requests refused with 429, by operation.', labelNames: ['operation'], registers });
+    this.#rateLimited = new Counter({ name: 'dfg_rate_limited_total', help: 'Requests refused by a rate limit (429, or the S3 API\'s 503 SlowDown), by operation.', labelNames: ['operation'], registers });
     this.#tokensIssued = new Counter({ name: 'dfg_tokens_issued_total', help: 'Bearer tokens issued.', registers });
     this.#tokensRefused = new Counter({ name: 'dfg_tokens_refused_total', help: 'Token requests refused, by reason.', labelNames: ['reason'], registers });
     this.#storageDuration = new Histogram({
@@ -76,12 +76,13 @@ export class GatewayMetrics {
     };
   }
 
-  requestAnswered(operation: string, status: number, seconds: number): void {
+  /** `rateLimited`: refused by a rate limit with another status than 429 (the S3 API's 503 SlowDown). */
+  requestAnswered(operation: string, status: number, seconds: number, rateLimited = false): void {
     this.#requests.inc({ operation, status: String(status) });
     this.#requestDuration.observe({ operation }, seconds);
     this.#otel.requests.add(1, { operation, status });
     this.#otel.requestDuration.record(seconds, { operation });
-    if (status === 429) this.#rateLimited.inc({ operation });
+    if (status === 429 || rateLimited) this.#rateLimited.inc({ operation });
   }
 
   downloadEnded(outcome: string, bytes: number): void {
