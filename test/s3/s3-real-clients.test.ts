@@ -10,6 +10,7 @@ import { runClientsCli } from '../../src/app/clients-command.js';
 import { packageRoot } from '../../src/app/package-root.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, testSigningKeyText, type TestGateway } from '../support/gateway.js';
+import { installDebianPackages } from '../support/debian-packages.js';
 import { azuriteFixture, type BlobStoreFixture } from '../support/store-fixtures.js';
 
 /*
@@ -55,25 +56,10 @@ async function ensureTools(): Promise<Map<Tool, string>> {
   const absent: Tool[] = [];
   for (const tool of Object.keys(TOOLS) as Tool[]) if (!(await exists(TOOLS[tool].probe))) absent.push(tool);
   if (absent.length === 0) return missing;
-  const canInstall = process.getuid?.() === 0 && (await exists('/usr/bin/apt-get'));
-  if (canInstall) {
-    const packages = absent.map((tool) => TOOLS[tool].package);
-    const aptGet = (args: readonly string[]): Promise<boolean> =>
-      new Promise((resolve) =>
-        execFile('/usr/bin/apt-get', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: APT_TIMEOUT_MS }, (error) => resolve(error === null)),
-      );
-    // Package lists may be empty on a fresh machine: update once, only if the install needs it.
-    const install = ['install', '-y', '--no-install-recommends', ...packages];
-    if (!(await aptGet(install)) && (await aptGet(['update']))) await aptGet(install);
-  }
+  const refused = await installDebianPackages(absent.map((tool) => TOOLS[tool].package));
   for (const tool of absent) {
     if (await exists(TOOLS[tool].probe)) continue;
-    missing.set(
-      tool,
-      canInstall
-        ? `apt-get install ${TOOLS[tool].package} did not install ${TOOLS[tool].probe}`
-        : `${TOOLS[tool].probe} is missing and apt-get cannot install ${TOOLS[tool].package} (not root, or no apt-get)`,
-    );
+    missing.set(tool, refused ?? `apt-get install ${TOOLS[tool].package} did not install ${TOOLS[tool].probe}`);
   }
   return missing;
 }
@@ -153,7 +139,8 @@ describe('real S3 clients against the gateway\'s S3 API on Azurite', function ()
   const requireTool = (context: Mocha.Context, tool: Tool): void => {
     const reason = unavailable.get(tool);
     if (reason !== undefined) {
-      context.test?.title && (context.test.title += ` (skipped: ${reason})`);
+      // Reported as pending, with the reason in its title.
+      if (context.test !== undefined) context.test.title += ` (skipped: ${reason})`;
       context.skip();
     }
   };
