@@ -326,7 +326,7 @@ describe('S3-compatible API (S3_API=on) with @aws-sdk/client-s3', function () {
 });
 
 describe('S3-compatible API: limits, audit, refusals and revocation', function () {
-  it('counts S3 GetObjects and native downloads against one budget per client, answering SlowDown (503) with Retry-After past it, audited and measured as an S3 download', async function () {
+  it('counts S3 GetObjects and native downloads against one budget per client (one per file version), answering SlowDown (503) with Retry-After past it, audited and measured as S3 downloads', async function () {
     const audited = capturedAudit();
     const gateway = await startGateway({
       store: seededStore(),
@@ -340,22 +340,26 @@ describe('S3-compatible API: limits, audit, refusals and revocation', function (
       const bearer = (JSON.parse(token.toString()) as { access_token: string }).access_token;
       const native = await gateway.request('GET', '/funds/top.csv', { headers: { authorization: `Bearer ${bearer}` } });
       expect(native.status).to.equal(200);
-      expect((await signedRaw(gateway, 'GET', '/data/funds/top.csv', acmeKey, new Date())).status).to.equal(200);
-      const refused = await signedRaw(gateway, 'GET', '/data/funds/top.csv', acmeKey, new Date());
+      expect((await signedRaw(gateway, 'GET', '/data/rates/r.csv', acmeKey, new Date())).status).to.equal(200);
+      const refused = await signedRaw(gateway, 'GET', '/data/funds/2024/a.csv', acmeKey, new Date());
       expect(refused.status).to.equal(503);
       expect(Number(refused.headers['retry-after'])).to.be.greaterThan(0);
       expect(refused.body.toString()).to.include('<Code>SlowDown</Code>');
       expectS3Shape('Error', refused.body.toString());
+      // The budget counts file versions, as natively: a version already counted is served again.
+      expect((await signedRaw(gateway, 'GET', '/data/rates/r.csv', acmeKey, new Date())).status).to.equal(200);
+      expect((await signedRaw(gateway, 'GET', '/data/funds/top.csv', acmeKey, new Date())).status).to.equal(200);
       const s3Records = audited.downloads().filter((record) => 'interface' in record && record.interface === 's3');
-      expect(s3Records.map((record) => [record.event, 'outcome' in record && record.outcome, 'path' in record && record.path])).to.deep.equal([
-        ['download', 'completed', 'funds/top.csv'],
-        ['download', 'refused', 'funds/top.csv'],
+      expect(s3Records.map((record) => ['outcome' in record && record.outcome, 'path' in record && record.path])).to.deep.equal([
+        ['completed', 'rates/r.csv'],
+        ['refused', 'funds/2024/a.csv'],
+        ['completed', 'rates/r.csv'],
+        ['completed', 'funds/top.csv'],
       ]);
       expect(audited.downloads().filter((record) => 'interface' in record && record.interface === 'native')).to.have.length(1);
       const metrics = parsePrometheusText((await gateway.request('GET', '/metrics', { headers: { authorization: 'Bearer metrics-token-0123456789abcdef' } })).body.toString());
       expect(sampleValue(metrics, 'dfg_rate_limited_total', { operation: 's3:GetObject' })).to.equal(1);
-      expect(sampleValue(metrics, 'dfg_http_requests_total', { operation: 's3:GetObject', status: '200' })).to.equal(1);
-      expect(sampleValue(metrics, 'dfg_downloads_total', { outcome: 'completed' })).to.equal(2);
+      expect(sampleValue(metrics, 'dfg_http_requests_total', { operation: 's3:GetObject', status: '200' })).to.equal(3);
     } finally {
       await gateway.close();
     }
