@@ -122,8 +122,8 @@ describe('npm run usage (per-client usage from audit files)', function () {
 
     expect(json.code, json.stderr).to.equal(0);
     expect(JSON.parse(json.stdout)).to.deep.equal([
-      { clientId: 'acme', downloads: 1, interrupted: 0, links: 0, bytes: 10, files: 1 },
-      { clientId: 'evil\u001b[2J\u009b', downloads: 1, interrupted: 0, links: 0, bytes: 5, files: 1 },
+      { clientId: 'acme', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 10, files: 1 },
+      { clientId: 'evil\u001b[2J\u009b', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 5, files: 1 },
     ]);
     expect(json.stderr).to.contain('2 lines');
     for (const output of [json.stdout, table.stdout]) expect(output).not.to.match(rawControl);
