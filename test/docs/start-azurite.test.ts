@@ -60,7 +60,14 @@ describe('npm run start:azurite', function () {
 
   before(async function () {
     const [node = '', ...args] = startAzuriteCommand();
-    script = spawn(node, args, { cwd: packageRoot(), env: { PATH: process.env['PATH'] ?? '', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    script = spawn(node, args, { cwd: packageRoot(), env: {
+        PATH: process.env['PATH'] ?? '',
+        PORT: '0',
+        // The gateway reads the clients file again on every request, so a client registered while it
+        // runs is known at the next one (not up to a second later: that raced the token request).
+        CLIENTS_FILE_RECHECK_SECONDS: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'] });
     exited = new Promise((resolve) => script.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
     await new Promise<void>((resolve, reject) => {
       const onText = (text: Buffer): void => {
