@@ -68,6 +68,7 @@ export const fileListShape = objectWith({
   files: arrayOf(objectWith({ symbol: string, description: string, size, uploaded: string, etag: string, md5: optional(string) })),
   count: size,
   truncated: boolean,
+  nextCursor: optional(string),
 });
 
 export const fileCountShape = objectWith({ count: size });

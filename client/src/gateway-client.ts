@@ -41,7 +41,12 @@ export interface ListOptions extends CallOptions {
   readonly limit?: number | undefined;
   /** Only files uploaded at or after this moment. */
   readonly modifiedSince?: Date | string | undefined;
+  /** The `nextCursor` of the previous page: continue after it (its `modifiedSince` is kept). */
+  readonly cursor?: string | undefined;
 }
+
+/** How many times `listAll` starts over when the index changes under it (`410 cursor_expired`). */
+const listAllAttempts = 3;
 
 export interface DownloadOptions extends CallOptions {
   /** Bytes from `start` to `end` inclusive (to the end of the file when `end` is absent). */
@@ -80,6 +85,11 @@ export interface DownloadResult {
 export interface GatewayClient {
   catalog(options?: CallOptions): Promise<Catalog>;
   list(options?: ListOptions): Promise<FileList>;
+  /**
+   * Every listed file, following `nextCursor` page by page (no 10,000 cap); starts over when the
+   * index changed during the listing (`cursor_expired`), up to 3 times.
+   */
+  listAll(options?: Omit<ListOptions, 'cursor'>): Promise<ListedFile[]>;
   count(options?: CallOptions): Promise<FileCount>;
   info(symbol: string, options?: CallOptions): Promise<FileInfo>;
   download(symbol: string, options?: DownloadOptions): Promise<DownloadResult>;
@@ -162,8 +172,28 @@ export function createClient(options: ClientOptions): GatewayClient {
     catalog: (call = {}) => answerOf('catalog', catalogShape, () => api.GET('/catalog', withSignal(call))),
     list(call = {}) {
       const modifiedSince = call.modifiedSince instanceof Date ? call.modifiedSince.toISOString() : call.modifiedSince;
-      const query = { ...(call.limit !== undefined && { limit: call.limit }), ...(modifiedSince !== undefined && { modifiedSince }) };
+      const query = {
+        ...(call.limit !== undefined && { limit: call.limit }),
+        ...(modifiedSince !== undefined && call.cursor === undefined && { modifiedSince }),
+        ...(call.cursor !== undefined && { cursor: call.cursor }),
+      };
       return answerOf('list', fileListShape, () => api.GET('/list', { ...withSignal(call), params: { query } }));
+    },
+    async listAll(call = {}) {
+      for (let attempt = 1; ; attempt += 1) {
+        const files: ListedFile[] = [];
+        try {
+          let cursor: string | undefined;
+          do {
+            const page = await client.list({ ...call, limit: call.limit ?? 10_000, cursor });
+            files.push(...page.files);
+            cursor = page.nextCursor;
+          } while (cursor !== undefined);
+          return files;
+        } catch (error) {
+          if (!(error instanceof GatewayClientError && error.serverCode === 'cursor_expired') || attempt >= listAllAttempts) throw error;
+        }
+      }
     },
     count: (call = {}) => answerOf('count', fileCountShape, () => api.GET('/count', withSignal(call))),
     info: (symbol, call = {}) => answerOf(`info ${symbol}`, fileInfoShape, () => api.GET('/info/{symbol}', { ...withSignal(call), params: { path: { symbol } } })),

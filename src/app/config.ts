@@ -23,6 +23,10 @@ export interface GatewayConfig {
   readonly indexRefreshSeconds: number;
   /** How long `/list` and `/count` answers are reused per client before storage is asked again. */
   readonly listCacheSeconds: number;
+  /** Memory for parsed catalogs and which of their files exist, in bytes (CATALOG_CACHE_MB); least recently used out first. */
+  readonly catalogCacheBytes: number;
+  /** The largest index read, in bytes (INDEX_MAX_MB); a bigger one is refused as malformed. */
+  readonly indexMaxBytes: number;
   /** How long Azure Storage may take to start answering a call, the SDK's retries and their back-off included. */
   readonly storageTimeoutSeconds: number;
   readonly downloadRateLimit: number;
@@ -97,6 +101,8 @@ export const CONFIG_VARIABLES = [
   'TOKEN_TTL_SECONDS',
   'INDEX_REFRESH_SECONDS',
   'LIST_CACHE_SECONDS',
+  'CATALOG_CACHE_MB',
+  'INDEX_MAX_MB',
   'STORAGE_TIMEOUT_SECONDS',
   'DOWNLOAD_IDLE_TIMEOUT_SECONDS',
   'DOWNLOAD_RATE_LIMIT',
@@ -145,6 +151,8 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+const mebibyte = 1024 * 1024;
+
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Reads and checks every setting once, at start-up. Throws `ConfigError` naming the first bad variable. */
@@ -178,6 +186,8 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86400),
     indexRefreshSeconds: integer(env, 'INDEX_REFRESH_SECONDS', 60, 0, 86400),
     listCacheSeconds: integer(env, 'LIST_CACHE_SECONDS', 5, 0, 3600),
+    catalogCacheBytes: integer(env, 'CATALOG_CACHE_MB', 256, 1, 65_536) * mebibyte,
+    indexMaxBytes: integer(env, 'INDEX_MAX_MB', 128, 1, 2048) * mebibyte,
     storageTimeoutSeconds: integer(env, 'STORAGE_TIMEOUT_SECONDS', 30, 1, 600),
     downloadRateLimit: integer(env, 'DOWNLOAD_RATE_LIMIT', 120, 1, 1_000_000),
     downloadRateWindowSeconds: integer(env, 'DOWNLOAD_RATE_WINDOW_SECONDS', 60, 1, 86400),

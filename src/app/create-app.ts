@@ -6,12 +6,14 @@ import { ScryptSecretHasher } from '../adapters/clients/secret-hash.js';
 import type { DirectLinkIssuer, DirectLinkRequest } from '../adapters/http/download-handler.js';
 import { createHttpApp } from '../adapters/http/http-app.js';
 import { SignedLinks } from '../adapters/http/signed-links.js';
+import { ListCursors } from '../adapters/http/list-cursors.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryCountedVersions, type CountedVersionsFactory } from '../adapters/http/counted-versions.js';
 import { memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
 import { VerificationQueue, verificationQueueBounds } from '../adapters/http/verification-queue.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-store.js';
+import { LruBoundedMemory } from '../adapters/memory/lru-bounded-memory.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
 import { S3Credentials } from '../adapters/s3/s3-credentials.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
@@ -76,8 +78,11 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
       clock,
       onProblem: logReadinessProblems(logger),
     });
+  const memory = new LruBoundedMemory(config.catalogCacheBytes);
+  metrics.observeCatalogMemory(() => memory.stats());
   const catalogs = new CatalogCache({
-    source: new BlobIndexSource(store),
+    source: new BlobIndexSource(store, config.indexMaxBytes),
+    memory,
     clock,
     refreshAfterMs: config.indexRefreshSeconds * 1000,
     onWarnings: (indexPath, warnings) => {
@@ -85,7 +90,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     },
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
   });
-  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000 });
+  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,
     secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
@@ -138,6 +143,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
             credentials: new S3Credentials({ serverKey: config.tokenSigningKey, auth, clock }),
             serverKey: config.tokenSigningKey,
           },
+    listCursors: new ListCursors(config.tokenSigningKey),
   });
 }
 

@@ -1,10 +1,12 @@
 import { GatewayError, StorageUnavailable } from './errors.js';
 import type { CatalogProvider } from './entitlement.js';
 import { FileCatalog, type CatalogWarning } from './file-catalog.js';
-import type { Clock, IndexSource } from './ports.js';
+import type { BoundedMemory, Clock, IndexSource } from './ports.js';
 
 export interface CatalogCacheOptions {
   readonly source: IndexSource;
+  /** Where parsed catalogs are kept, within CATALOG_CACHE_MB; an evicted one is loaded again when asked for. */
+  readonly memory: BoundedMemory;
   readonly clock: Clock;
   /** How long a catalog is used before the stored index's version is checked again. */
   readonly refreshAfterMs: number;
@@ -25,20 +27,24 @@ interface CachedOutcome {
   checkedAt: number;
 }
 
+/** What a cached outcome costs besides its catalog: the objects around it and the version string. */
+const outcomeBytes = 256;
+
 /**
  * Keeps each parsed index for `refreshAfterMs`, then re-checks only the index's version (one
  * property read) and re-parses only when it changed, so an updated index takes effect within that
- * bound without a restart. Concurrent requests for the same index share one load.
+ * bound without a restart. Concurrent requests for the same index share one load. Catalogs live
+ * in the bounded memory: the least recently used is dropped when the bound is reached, and read
+ * again from storage the next time it is needed.
  */
 export class CatalogCache implements CatalogProvider {
-  private readonly cached = new Map<string, CachedOutcome>();
   private readonly inFlight = new Map<string, Promise<CachedOutcome>>();
 
   constructor(private readonly options: CatalogCacheOptions) {}
 
   async catalogAt(indexPath: string): Promise<FileCatalog | undefined> {
     const now = this.options.clock.now().getTime();
-    const cached = this.cached.get(indexPath);
+    const cached = this.options.memory.get(memoryKey(indexPath)) as CachedOutcome | undefined;
     if (cached !== undefined && now - cached.checkedAt < this.options.refreshAfterMs) {
       return unwrap(cached.outcome);
     }
@@ -53,7 +59,7 @@ export class CatalogCache implements CatalogProvider {
   private async refresh(indexPath: string, cached: CachedOutcome | undefined, now: number): Promise<CachedOutcome> {
     try {
       const next = await this.revalidate(indexPath, cached, now);
-      this.cached.set(indexPath, next);
+      this.options.memory.set(memoryKey(indexPath), next, sizeOf(next));
       return next;
     } catch (error) {
       if (error instanceof StorageUnavailable && cached !== undefined && cached.outcome.kind === 'catalog') {
@@ -75,7 +81,7 @@ export class CatalogCache implements CatalogProvider {
     try {
       const loaded = await this.options.source.load(indexPath);
       if (loaded === undefined) return { outcome: { kind: 'absent' }, version: undefined, checkedAt: now };
-      const { catalog, warnings } = FileCatalog.fromIndex(loaded.records, loaded.rejectedRows);
+      const { catalog, warnings } = FileCatalog.fromIndex(loaded.records, loaded.rejectedRows, loaded.version);
       if (warnings.length > 0) this.options.onWarnings?.(indexPath, warnings);
       return { outcome: { kind: 'catalog', catalog }, version: loaded.version, checkedAt: now };
     } catch (error) {
@@ -84,6 +90,23 @@ export class CatalogCache implements CatalogProvider {
       const version = await this.options.source.version(indexPath);
       return { outcome: { kind: 'failed', error }, version, checkedAt: now };
     }
+  }
+}
+
+/** Keys of catalogs in the shared memory; what is derived from a catalog uses its `serial`. */
+function memoryKey(indexPath: string): string {
+  return `catalog:${indexPath}`;
+}
+
+function sizeOf(cached: CachedOutcome): number {
+  const version = 2 * (cached.version?.length ?? 0);
+  switch (cached.outcome.kind) {
+    case 'catalog':
+      return outcomeBytes + version + cached.outcome.catalog.bytes;
+    case 'absent':
+      return outcomeBytes + version;
+    case 'failed':
+      return outcomeBytes + version + 2 * cached.outcome.error.message.length;
   }
 }
 

@@ -13,7 +13,8 @@ export type DomainErrorCode =
   | 'storage_unavailable'
   | 'storage_failed'
   | 'invalid_client'
-  | 'invalid_token';
+  | 'invalid_token'
+  | 'cursor_expired';
 
 /** The one base class of the domain's errors: a `code`, a message safe to show, the original `cause`. */
 export class GatewayError extends Error {
@@ -93,5 +94,12 @@ export class InvalidClient extends GatewayError {
 export class InvalidToken extends GatewayError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('invalid_token', message, options);
+  }
+}
+
+/** A `/list` cursor made from a version of the caller's index that has since changed: list again from the start. */
+export class CursorExpired extends GatewayError {
+  constructor(message: string) {
+    super('cursor_expired', message);
   }
 }

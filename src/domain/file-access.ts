@@ -1,8 +1,8 @@
 import { decideDownload, type DownloadDecision, type DownloadRequest } from './download-policy.js';
 import type { Entitlement } from './entitlement.js';
-import { FileNotFound } from './errors.js';
+import { CursorExpired, FileNotFound } from './errors.js';
 import type { CatalogEntry, FileCatalog } from './file-catalog.js';
-import type { BlobContent, BlobProperties, BlobStore, Clock, Principal } from './ports.js';
+import type { BlobContent, BlobProperties, BlobStore, BlobSummary, BoundedMemory, Clock, Principal } from './ports.js';
 
 /** A catalog file that storage has. */
 export interface ExistingFile {
@@ -14,11 +14,23 @@ export interface ExistingFile {
   readonly md5?: string;
 }
 
+/**
+ * Where a listing stopped: the catalog version it was made from, the catalog row to continue at,
+ * and the storage path of the last file returned (a check that the row still means the same file).
+ */
+export interface ListPosition {
+  readonly version: string;
+  readonly row: number;
+  readonly lastFileName: string;
+}
+
 export interface ListOptions {
   /** At most this many files. */
   readonly limit: number;
   /** Only files uploaded at or after this moment. */
   readonly modifiedSince?: Date;
+  /** Continue where an earlier, truncated listing stopped (its `next`). Throws `CursorExpired` when the index changed since. */
+  readonly from?: ListPosition;
 }
 
 export interface FileListing {
@@ -29,6 +41,8 @@ export interface FileListing {
   readonly limit: number;
   /** More existing files than `limit`. */
   readonly truncated: boolean;
+  /** Where the next page starts, when `truncated`. */
+  readonly next?: ListPosition;
 }
 
 export interface PathListOptions {
@@ -64,11 +78,13 @@ export interface FileAccessDependencies {
   readonly clock: Clock;
   /** How long which catalog files exist is reused before storage is asked again (LIST_CACHE_SECONDS). */
   readonly listCacheMs: number;
+  /** Where which catalog files exist is kept, in the same bound as the catalogs (CATALOG_CACHE_MB). */
+  readonly memory: BoundedMemory;
 }
 
 interface KnownFiles {
   readonly at: number;
-  readonly files: Promise<ExistingFile[]>;
+  readonly files: ExistingFiles;
 }
 
 /**
@@ -76,8 +92,8 @@ interface KnownFiles {
  * Entitlement is always decided before storage is asked whether a file exists.
  */
 export class FileAccess {
-  /** Per catalog version: which of its files exist, and when storage said so. */
-  readonly #known = new WeakMap<FileCatalog, KnownFiles>();
+  /** Storage listings under way, per catalog, so that concurrent requests share one. */
+  readonly #finding = new Map<number, Promise<ExistingFiles>>();
 
   constructor(private readonly deps: FileAccessDependencies) {}
 
@@ -86,10 +102,26 @@ export class FileAccess {
   }
 
   async list(principal: Principal, options: ListOptions): Promise<FileListing> {
-    const since = options.modifiedSince?.getTime();
-    const existing = (await this.existingFiles(principal)).filter((file) => since === undefined || file.uploaded.getTime() >= since);
-    const files = existing.slice(0, options.limit);
-    return { files, count: files.length, limit: options.limit, truncated: existing.length > options.limit };
+    const catalog = await this.deps.entitlement.catalogFor(principal);
+    const existing = await this.existingFiles(catalog);
+    const since = options.modifiedSince?.getTime() ?? -Infinity;
+    const files: ExistingFile[] = [];
+    let truncated = false;
+    let lastRow = -1;
+    for (let i = existing.firstAtOrAfter(startRow(catalog, options.from)); i < existing.count; i += 1) {
+      if (existing.uploadedAt(i) < since) continue;
+      if (files.length === options.limit) {
+        truncated = true;
+        break;
+      }
+      files.push(existing.fileAt(catalog, i));
+      lastRow = existing.rowAt(i);
+    }
+    const next =
+      truncated && lastRow !== -1
+        ? { version: catalog.version, row: lastRow + 1, lastFileName: catalog.fileNameAt(lastRow) }
+        : undefined;
+    return { files, count: files.length, limit: options.limit, truncated, ...(next !== undefined && { next }) };
   }
 
   /** The client's existing files by storage path: for clients that page through paths rather than the index. */
@@ -106,7 +138,7 @@ export class FileAccess {
   }
 
   async count(principal: Principal): Promise<number> {
-    return (await this.existingFiles(principal)).length;
+    return (await this.existingFiles(await this.deps.entitlement.catalogFor(principal))).count;
   }
 
   /** Throws `NotEntitled` or `FileNotFound`. */
@@ -169,37 +201,122 @@ export class FileAccess {
   /**
    * The catalog's files that storage has, in index order: asked of storage at most once per
    * `listCacheMs` for a catalog version (concurrent requests share the answer), so that `/list`
-   * and `/count` polled by many clients cost storage one listing.
+   * and `/count` polled by many clients cost storage one listing. Kept in the bounded memory.
    */
-  private async existingFiles(principal: Principal): Promise<ExistingFile[]> {
-    const catalog = await this.deps.entitlement.catalogFor(principal);
+  private async existingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
     const now = this.deps.clock.now().getTime();
-    const known = this.#known.get(catalog);
+    const key = `existing:${catalog.serial}`;
+    const known = this.deps.memory.get(key) as KnownFiles | undefined;
     if (known !== undefined && now - known.at < this.deps.listCacheMs) return known.files;
-    const files = this.#findExistingFiles(catalog);
-    this.#known.set(catalog, { at: now, files });
-    // A failure is not kept: the next request asks storage again.
-    files.catch(() => {
-      if (this.#known.get(catalog)?.files === files) this.#known.delete(catalog);
-    });
-    return files;
+    let finding = this.#finding.get(catalog.serial);
+    if (finding === undefined) {
+      // A failure is not kept: the next request asks storage again.
+      finding = this.#findExistingFiles(catalog)
+        .then((files) => {
+          this.deps.memory.set(key, { at: now, files } satisfies KnownFiles, files.bytes);
+          return files;
+        })
+        .finally(() => this.#finding.delete(catalog.serial));
+      this.#finding.set(catalog.serial, finding);
+    }
+    return finding;
   }
 
-  async #findExistingFiles(catalog: FileCatalog): Promise<ExistingFile[]> {
-    const found = await this.deps.store.existing(catalog.entries.map((entry) => entry.fileName));
-    const existing: ExistingFile[] = [];
-    for (const entry of catalog.entries) {
-      const blob = found.get(entry.fileName);
-      if (blob === undefined) continue;
-      existing.push({
-        entry,
-        size: blob.size,
-        uploaded: blob.lastModified,
-        etag: blob.etag,
-        ...(blob.contentMd5 !== undefined && { md5: blob.contentMd5 }),
-      });
+  async #findExistingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
+    const paths: string[] = new Array<string>(catalog.count);
+    for (let row = 0; row < catalog.count; row += 1) paths[row] = catalog.fileNameAt(row);
+    const found = await this.deps.store.existing(paths);
+    return ExistingFiles.of(catalog, found);
+  }
+}
+
+/** The row to start a listing at; throws `CursorExpired` when the position is from another version of the catalog. */
+function startRow(catalog: FileCatalog, from: ListPosition | undefined): number {
+  if (from === undefined) return 0;
+  const sameRow = from.row >= 1 && from.row <= catalog.count && catalog.fileNameAt(from.row - 1) === from.lastFileName;
+  if (from.version !== catalog.version || !sameRow) {
+    throw new CursorExpired('The index changed since this listing started: list again without a cursor');
+  }
+  return from.row;
+}
+
+/**
+ * Which rows of a catalog storage has, with what `/list` tells of each, in typed arrays and one
+ * string of entity tags and MD5s: about 40 bytes and the tags' characters per file.
+ */
+class ExistingFiles {
+  readonly count: number;
+  readonly bytes: number;
+
+  private constructor(
+    private readonly rows: Uint32Array,
+    private readonly sizes: Float64Array,
+    private readonly uploaded: Float64Array,
+    /** Entity tag then MD5 (`''` when none) of each file, located by `tagOffsets`. */
+    private readonly tags: string,
+    private readonly tagOffsets: Uint32Array,
+  ) {
+    this.count = rows.length;
+    const charBytes = /[^\u0000-\u00ff]/.test(tags) ? 2 : 1;
+    this.bytes = 5 * 160 + rows.byteLength + sizes.byteLength + uploaded.byteLength + tagOffsets.byteLength + 16 + tags.length * charBytes;
+  }
+
+  static of(catalog: FileCatalog, found: ReadonlyMap<string, BlobSummary>): ExistingFiles {
+    const rows: number[] = [];
+    for (let row = 0; row < catalog.count; row += 1) {
+      if (found.has(catalog.fileNameAt(row))) rows.push(row);
     }
-    return existing;
+    const sizes = new Float64Array(rows.length);
+    const uploaded = new Float64Array(rows.length);
+    const tagOffsets = new Uint32Array(2 * rows.length + 1);
+    const tags: string[] = [];
+    let at = 0;
+    rows.forEach((row, i) => {
+      const blob = found.get(catalog.fileNameAt(row)) as BlobSummary;
+      sizes[i] = blob.size;
+      uploaded[i] = blob.lastModified.getTime();
+      const md5 = blob.contentMd5 ?? '';
+      tagOffsets[2 * i] = at;
+      tagOffsets[2 * i + 1] = at + blob.etag.length;
+      at += blob.etag.length + md5.length;
+      tags.push(blob.etag, md5);
+    });
+    tagOffsets[2 * rows.length] = at;
+    return new ExistingFiles(Uint32Array.from(rows), sizes, uploaded, tags.join(''), tagOffsets);
+  }
+
+  /** The first file at or after catalog row `row`. */
+  firstAtOrAfter(row: number): number {
+    let low = 0;
+    let high = this.count;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.rows[middle] as number) < row) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  uploadedAt(i: number): number {
+    return this.uploaded[i] as number;
+  }
+
+  /** The catalog row of the `i`th file. */
+  rowAt(i: number): number {
+    return this.rows[i] as number;
+  }
+
+  fileAt(catalog: FileCatalog, i: number): ExistingFile {
+    const etag = this.tags.slice(this.tagOffsets[2 * i], this.tagOffsets[2 * i + 1]);
+    const md5 = this.tags.slice(this.tagOffsets[2 * i + 1], this.tagOffsets[2 * i + 2]);
+    const row = this.rows[i] as number;
+    return {
+      entry: catalog.entryAt(row),
+      size: this.sizes[i] as number,
+      uploaded: new Date(this.uploaded[i] as number),
+      etag,
+      ...(md5 !== '' && { md5 }),
+    };
   }
 }
 

@@ -12,23 +12,69 @@ export interface CatalogEntry {
 /** Why an index row did not make it into the catalog. */
 export type CatalogWarning = IndexRowWarning;
 
+/** Fields per row in the string table: symbol, description, file name. */
+const fieldsPerRow = 3;
+/** V8's header of a sequential string, and of a typed array with its buffer (64-bit, no pointer compression). */
+const stringHeaderBytes = 16;
+const typedArrayBytes = 160;
+/** The catalog object itself and its fields. */
+const catalogObjectBytes = 120;
+
+let nextSerial = 1;
+
 /**
  * A client's catalog: the rows of its index, in index order, each with a description
  * (`ShortDescriptionPt`, or `ShortDescription` where that is empty).
+ *
+ * Kept compact, because thousands of catalogs of up to a million rows share one memory bound:
+ * every field of every row lives in one string, located by a typed array of offsets, and the
+ * lookups by symbol and by path are open-addressing hash tables of row numbers. A row costs its
+ * characters plus about 30 bytes, where an object per row with two `Map`s cost about 400.
+ * `bytes` is what the catalog holds, as the cache bounding memory accounts it.
  */
 export class FileCatalog {
-  readonly entries: readonly CatalogEntry[];
-  private readonly bySymbol: ReadonlyMap<string, CatalogEntry>;
-  private readonly byPath: ReadonlyMap<string, CatalogEntry>;
+  /** Number of rows. */
+  readonly count: number;
+  /** The version of the index it was parsed from (its entity tag), `''` when unknown. */
+  readonly version: string;
+  /** Unique per parsed catalog, so that what is derived from one is never mistaken for another's. */
+  readonly serial: number;
+  /** Memory the catalog holds, in bytes. */
+  readonly bytes: number;
+  readonly #text: string;
+  /** Start of each field of each row in `#text`, plus the end of the last: `3 * count + 1` offsets. */
+  readonly #offsets: Uint32Array;
+  readonly #bySymbol: Int32Array;
+  readonly #byPath: Int32Array;
 
-  private constructor(entries: readonly CatalogEntry[]) {
-    this.entries = entries;
-    this.bySymbol = new Map(entries.map((entry) => [entry.symbol, entry]));
-    const byPath = new Map<string, CatalogEntry>();
-    for (const entry of entries) {
-      if (!byPath.has(entry.fileName)) byPath.set(entry.fileName, entry);
+  /** Use `fromIndex` or a `FileCatalogBuilder`: `fields` are symbol, description and file name of each row in turn. */
+  constructor(fields: readonly string[], version = '') {
+    this.version = version;
+    this.count = fields.length / fieldsPerRow;
+    this.serial = nextSerial++;
+    // join gives one flat sequential string, where `+=` would leave a tree of cons strings.
+    this.#text = fields.join('');
+    const offsets = new Uint32Array(fields.length + 1);
+    let at = 0;
+    for (let i = 0; i < fields.length; i += 1) {
+      offsets[i] = at;
+      at += (fields[i] as string).length;
     }
-    this.byPath = byPath;
+    offsets[fields.length] = at;
+    this.#offsets = offsets;
+    this.#bySymbol = this.#table(0);
+    this.#byPath = this.#table(2);
+    const charBytes = /[^\u0000-\u00ff]/.test(this.#text) ? 2 : 1;
+    this.bytes =
+      catalogObjectBytes +
+      stringHeaderBytes +
+      roundUp8(2 * version.length) +
+      stringHeaderBytes +
+      roundUp8(this.#text.length * charBytes) +
+      3 * typedArrayBytes +
+      this.#offsets.byteLength +
+      this.#bySymbol.byteLength +
+      this.#byPath.byteLength;
   }
 
   /**
@@ -37,49 +83,143 @@ export class FileCatalog {
    * reported as warnings.
    */
   static fromIndex(
-    records: readonly IndexRecord[],
+    records: Iterable<IndexRecord>,
     rejectedRows: readonly IndexRowWarning[] = [],
+    version = '',
   ): { catalog: FileCatalog; warnings: CatalogWarning[] } {
-    const entries: CatalogEntry[] = [];
-    const warnings: CatalogWarning[] = [...rejectedRows];
-    const seen = new Set<string>();
-    for (const record of records) {
-      const symbol = record.Symbol.trim();
-      const fileName = record.FileName.trim();
-      if (symbol === '') {
-        warnings.push({ row: record.row, message: `no Symbol (FileName "${fileName}")` });
-        continue;
-      }
-      if (fileName === '') {
-        warnings.push({ row: record.row, message: `no FileName (Symbol "${symbol}")` });
-        continue;
-      }
-      if (seen.has(symbol)) {
-        warnings.push({ row: record.row, message: `duplicate Symbol "${symbol}": the first row is kept` });
-        continue;
-      }
-      try {
-        validateStoragePath(fileName);
-      } catch (error) {
-        warnings.push({ row: record.row, message: `unsafe FileName: ${(error as Error).message}` });
-        continue;
-      }
-      seen.add(symbol);
-      entries.push({ symbol, fileName, description: describe(record) });
-    }
-    return { catalog: new FileCatalog(entries), warnings };
+    const builder = new FileCatalogBuilder();
+    for (const warning of rejectedRows) builder.reject(warning);
+    for (const record of records) builder.add(record);
+    return builder.build(version);
+  }
+
+  /** The row at `index` (0-based, in index order). */
+  entryAt(index: number): CatalogEntry {
+    if (!Number.isInteger(index) || index < 0 || index >= this.count) throw new RangeError(`No catalog row ${index}`);
+    return { symbol: this.#field(index, 0), description: this.#field(index, 1), fileName: this.#field(index, 2) };
+  }
+
+  /** The storage path of the row at `index`, without building the whole entry. */
+  fileNameAt(index: number): string {
+    return this.#field(index, 2);
+  }
+
+  /** Every row, in index order. */
+  *[Symbol.iterator](): IterableIterator<CatalogEntry> {
+    for (let i = 0; i < this.count; i += 1) yield this.entryAt(i);
   }
 
   findBySymbol(symbol: string): CatalogEntry | undefined {
-    return this.bySymbol.get(symbol);
+    const row = this.#find(this.#bySymbol, 0, symbol);
+    return row === -1 ? undefined : this.entryAt(row);
   }
 
   findByFileName(fileName: string): CatalogEntry | undefined {
-    return this.byPath.get(fileName);
+    const row = this.#find(this.#byPath, 2, fileName);
+    return row === -1 ? undefined : this.entryAt(row);
+  }
+
+  /** The first row with this storage path, or -1. */
+  rowOfFileName(fileName: string): number {
+    return this.#find(this.#byPath, 2, fileName);
+  }
+
+  #field(row: number, field: number): string {
+    const i = row * fieldsPerRow + field;
+    return this.#text.slice(this.#offsets[i], this.#offsets[i + 1]);
+  }
+
+  #fieldEquals(row: number, field: number, value: string): boolean {
+    const i = row * fieldsPerRow + field;
+    const start = this.#offsets[i] as number;
+    return (this.#offsets[i + 1] as number) - start === value.length && this.#text.startsWith(value, start);
+  }
+
+  /** Row number + 1 per slot (0: empty), linear probing, at most half full; the first row of a value wins. */
+  #table(field: number): Int32Array {
+    let size = 8;
+    while (size < this.count * 2) size *= 2;
+    const table = new Int32Array(size);
+    const mask = size - 1;
+    for (let row = 0; row < this.count; row += 1) {
+      const value = this.#field(row, field);
+      let slot = hashOf(value, 0, value.length) & mask;
+      while (table[slot] !== 0 && !this.#fieldEquals((table[slot] as number) - 1, field, value)) slot = (slot + 1) & mask;
+      if (table[slot] === 0) table[slot] = row + 1;
+    }
+    return table;
+  }
+
+  #find(table: Int32Array, field: number, value: string): number {
+    const mask = table.length - 1;
+    let slot = hashOf(value, 0, value.length) & mask;
+    while (table[slot] !== 0) {
+      const row = (table[slot] as number) - 1;
+      if (this.#fieldEquals(row, field, value)) return row;
+      slot = (slot + 1) & mask;
+    }
+    return -1;
+  }
+}
+
+/**
+ * Builds a catalog one index record at a time, so that a streaming parser never holds every
+ * record: only the three strings a kept row contributes.
+ */
+export class FileCatalogBuilder {
+  readonly #fields: string[] = [];
+  readonly #warnings: CatalogWarning[] = [];
+  readonly #seen = new Set<string>();
+
+  reject(warning: IndexRowWarning): void {
+    this.#warnings.push(warning);
+  }
+
+  add(record: IndexRecord): void {
+    const symbol = record.Symbol.trim();
+    const fileName = record.FileName.trim();
+    if (symbol === '') {
+      this.#warnings.push({ row: record.row, message: `no Symbol (FileName "${fileName}")` });
+      return;
+    }
+    if (fileName === '') {
+      this.#warnings.push({ row: record.row, message: `no FileName (Symbol "${symbol}")` });
+      return;
+    }
+    if (this.#seen.has(symbol)) {
+      this.#warnings.push({ row: record.row, message: `duplicate Symbol "${symbol}": the first row is kept` });
+      return;
+    }
+    try {
+      validateStoragePath(fileName);
+    } catch (error) {
+      this.#warnings.push({ row: record.row, message: `unsafe FileName: ${(error as Error).message}` });
+      return;
+    }
+    this.#seen.add(symbol);
+    this.#fields.push(symbol, describe(record), fileName);
+  }
+
+  build(version = ''): { catalog: FileCatalog; warnings: CatalogWarning[] } {
+    return { catalog: new FileCatalog(this.#fields, version), warnings: [...this.#warnings] };
   }
 }
 
 function describe(record: IndexRecord): string {
   const portuguese = record.ShortDescriptionPt.trim();
   return portuguese !== '' ? portuguese : record.ShortDescription.trim();
+}
+
+/** FNV-1a over UTF-16 code units of `text[start, end)`. */
+function hashOf(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+function roundUp8(bytes: number): number {
+  return Math.ceil(bytes / 8) * 8;
 }

@@ -170,6 +170,18 @@ export interface TokenStore {
   verify(token: string): Promise<VerifiedToken>;
 }
 
+/**
+ * Memory bounded in bytes for parsed catalogs and what is derived from them (CATALOG_CACHE_MB):
+ * when a new value would exceed the bound, the least recently used values go first. Callers state
+ * each value's size, so the bound is only as honest as they are.
+ */
+export interface BoundedMemory {
+  get(key: string): object | undefined;
+  /** Keeps `value`, accounted as `bytes`; a value bigger than the whole bound is not kept. */
+  set(key: string, value: object, bytes: number): void;
+  delete(key: string): void;
+}
+
 export interface Clock {
   now(): Date;
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { LruBoundedMemory } from '../../src/adapters/memory/lru-bounded-memory.js';
 import { CatalogCache } from '../../src/domain/catalog-cache.js';
 import { IndexMalformed, StorageUnavailable } from '../../src/domain/errors.js';
 import type { Clock, IndexRecord, IndexSource, LoadedIndex } from '../../src/domain/ports.js';
@@ -40,14 +41,14 @@ describe('CatalogCache', function () {
     now = Date.UTC(2024, 0, 1);
     source = new FakeIndexSource();
     source.stored = indexOf('v1', 'A');
-    cache = new CatalogCache({ source, clock, refreshAfterMs: 60_000 });
+    cache = new CatalogCache({ source, memory: new LruBoundedMemory(1 << 20), clock, refreshAfterMs: 60_000 });
   });
 
   it('parses an index once and serves it from memory within the refresh interval', async function () {
     await cache.catalogAt('indexes/acme.csv');
     now += 59_000;
     const catalog = await cache.catalogAt('indexes/acme.csv');
-    expect(catalog?.entries.map((entry) => entry.symbol)).to.deep.equal(['A']);
+    expect([...(catalog ?? [])].map((entry) => entry.symbol)).to.deep.equal(['A']);
     expect(source.loads).to.equal(1);
     expect(source.versionChecks).to.equal(0);
   });
@@ -63,9 +64,9 @@ describe('CatalogCache', function () {
   it('takes an updated index into account once the interval has passed', async function () {
     await cache.catalogAt('indexes/acme.csv');
     source.stored = indexOf('v2', 'A', 'B');
-    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(1);
+    expect((await cache.catalogAt('indexes/acme.csv'))?.count).to.equal(1);
     now += 61_000;
-    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(2);
+    expect((await cache.catalogAt('indexes/acme.csv'))?.count).to.equal(2);
     expect(source.loads).to.equal(2);
   });
 
@@ -92,7 +93,7 @@ describe('CatalogCache', function () {
     expect(source.loads).to.equal(1);
     source.stored = indexOf('v3', 'A');
     now += 61_000;
-    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(1);
+    expect((await cache.catalogAt('indexes/acme.csv'))?.count).to.equal(1);
   });
 
   it('keeps each index separate: one malformed index does not affect another', async function () {
@@ -100,16 +101,16 @@ describe('CatalogCache', function () {
     source.stored = 'malformed';
     const failure = await cache.catalogAt('indexes/other.csv').catch((error: unknown) => error);
     expect(failure).to.be.instanceOf(IndexMalformed);
-    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(1);
+    expect((await cache.catalogAt('indexes/acme.csv'))?.count).to.equal(1);
   });
 
   it('serves the last loaded catalog when storage fails during a refresh, and says so', async function () {
     const stale: string[] = [];
-    cache = new CatalogCache({ source, clock, refreshAfterMs: 60_000, onStaleServed: (path) => stale.push(path) });
+    cache = new CatalogCache({ source, memory: new LruBoundedMemory(1 << 20), clock, refreshAfterMs: 60_000, onStaleServed: (path) => stale.push(path) });
     await cache.catalogAt('indexes/acme.csv');
     source.failure = new StorageUnavailable('down', { retryable: true });
     now += 61_000;
-    expect((await cache.catalogAt('indexes/acme.csv'))?.entries).to.have.length(1);
+    expect((await cache.catalogAt('indexes/acme.csv'))?.count).to.equal(1);
     expect(stale).to.deep.equal(['indexes/acme.csv']);
   });
 
@@ -122,7 +123,7 @@ describe('CatalogCache', function () {
   it('reports skipped rows once per parsed version', async function () {
     const reports: number[] = [];
     source.stored = { version: 'v1', records: [...indexOf('v1', 'A').records, { row: 2, Symbol: 'A', ShortDescriptionPt: '', ShortDescription: '', FileName: 'x.csv' }] };
-    cache = new CatalogCache({ source, clock, refreshAfterMs: 0, onWarnings: (_path, warnings) => reports.push(warnings.length) });
+    cache = new CatalogCache({ source, memory: new LruBoundedMemory(1 << 20), clock, refreshAfterMs: 0, onWarnings: (_path, warnings) => reports.push(warnings.length) });
     await cache.catalogAt('indexes/acme.csv');
     await cache.catalogAt('indexes/acme.csv');
     expect(reports).to.deep.equal([1]);

@@ -11,31 +11,31 @@ function record(overrides: Partial<IndexRecord> & Pick<IndexRecord, 'Symbol'>): 
 describe('FileCatalog.fromIndex', function () {
   it('keeps every row in index order', function () {
     const { catalog, warnings } = FileCatalog.fromIndex([record({ Symbol: 'B' }), record({ Symbol: 'A' }), record({ Symbol: 'C' })]);
-    expect(catalog.entries.map((entry) => entry.symbol)).to.deep.equal(['B', 'A', 'C']);
+    expect([...catalog].map((entry) => entry.symbol)).to.deep.equal(['B', 'A', 'C']);
     expect(warnings).to.deep.equal([]);
   });
 
   describe('when ShortDescriptionPt is empty', function () {
     it('describes the file with ShortDescription', function () {
       const { catalog } = FileCatalog.fromIndex([record({ Symbol: 'A', ShortDescriptionPt: '', ShortDescription: 'English' })]);
-      expect(catalog.entries[0]?.description).to.equal('English');
+      expect([...catalog][0]?.description).to.equal('English');
     });
 
     it('treats a blank ShortDescriptionPt as empty', function () {
       const { catalog } = FileCatalog.fromIndex([record({ Symbol: 'A', ShortDescriptionPt: '   ', ShortDescription: 'English' })]);
-      expect(catalog.entries[0]?.description).to.equal('English');
+      expect([...catalog][0]?.description).to.equal('English');
     });
   });
 
   it('prefers ShortDescriptionPt when present', function () {
     const { catalog } = FileCatalog.fromIndex([record({ Symbol: 'A', ShortDescriptionPt: 'Português', ShortDescription: 'English' })]);
-    expect(catalog.entries[0]?.description).to.equal('Português');
+    expect([...catalog][0]?.description).to.equal('Português');
   });
 
   it('skips rows without a Symbol and warns with the row number', function () {
     const row = record({ Symbol: '  ' });
     const { catalog, warnings } = FileCatalog.fromIndex([row, record({ Symbol: 'A' })]);
-    expect(catalog.entries.map((entry) => entry.symbol)).to.deep.equal(['A']);
+    expect([...catalog].map((entry) => entry.symbol)).to.deep.equal(['A']);
     expect(warnings).to.have.length(1);
     expect(warnings[0]).to.include({ row: row.row });
     expect(warnings[0]?.message).to.match(/no Symbol/);
@@ -43,21 +43,21 @@ describe('FileCatalog.fromIndex', function () {
 
   it('skips rows without a FileName and warns', function () {
     const { catalog, warnings } = FileCatalog.fromIndex([record({ Symbol: 'A', FileName: '' })]);
-    expect(catalog.entries).to.deep.equal([]);
+    expect([...catalog]).to.deep.equal([]);
     expect(warnings[0]?.message).to.match(/no FileName/);
   });
 
   it('keeps the first row of a duplicate Symbol and warns about the later one', function () {
     const later = record({ Symbol: 'A', FileName: 'second.csv' });
     const { catalog, warnings } = FileCatalog.fromIndex([record({ Symbol: 'A', FileName: 'first.csv' }), later]);
-    expect(catalog.entries.map((entry) => entry.fileName)).to.deep.equal(['first.csv']);
+    expect([...catalog].map((entry) => entry.fileName)).to.deep.equal(['first.csv']);
     expect(warnings).to.deep.equal([{ row: later.row, message: 'duplicate Symbol "A": the first row is kept' }]);
   });
 
   for (const fileName of ['../etc/passwd', '/abs/path.csv', 'a//b.csv', 'a\\b.csv']) {
     it(`skips a row whose FileName "${fileName}" could leave the store`, function () {
       const { catalog, warnings } = FileCatalog.fromIndex([record({ Symbol: 'A', FileName: fileName })]);
-      expect(catalog.entries).to.deep.equal([]);
+      expect([...catalog]).to.deep.equal([]);
       expect(warnings[0]?.message).to.match(/unsafe FileName/);
     });
   }

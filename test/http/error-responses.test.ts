@@ -45,6 +45,7 @@ const expected: Readonly<Record<ErrorCode, { status: number; error: string; shap
   method_not_allowed: { status: 405, error: 'Method not allowed', shape: 'error', headers: { Allow: /^GET, HEAD$/ } },
   request_timeout: { status: 408, error: 'Request timeout', shape: 'error', headers: { Connection: /^close$/ } },
   precondition_failed: { status: 412, error: 'Precondition failed', shape: 'error' },
+  cursor_expired: { status: 410, error: 'Gone', shape: 'error' },
   range_not_satisfiable: { status: 416, error: 'Range not satisfiable', shape: 'error', headers: { 'Content-Range': /^bytes \*\/1234$/ } },
   rate_limited: { status: 429, error: 'Too many requests', shape: 'error', headers: { 'Retry-After': /^17$/ } },
   headers_too_large: { status: 431, error: 'Request header fields too large', shape: 'error', headers: { Connection: /^close$/ } },

@@ -286,6 +286,21 @@ describe('operating the gateway', function () {
         expect(grew('dfg_storage_call_duration_seconds_count', { operation: 'getProperties' })).to.be.at.least(3);
         expect(grew('dfg_storage_errors_total')).to.equal(0);
       });
+
+      it('shows the catalog memory: bytes within CATALOG_CACHE_MB, hits, misses and evictions', async function () {
+        await gateway.get('acme', '/catalog');
+        const before = await scrape();
+        await gateway.get('acme', '/catalog');
+        await gateway.get('acme', '/count');
+        const after = await scrape();
+        const bytes = sampleValue(after, 'dfg_catalog_cache_bytes');
+        expect(bytes).to.be.greaterThan(0);
+        expect(bytes).to.be.at.most(sampleValue(after, 'dfg_catalog_cache_max_bytes'));
+        expect(sampleValue(after, 'dfg_catalog_cache_max_bytes')).to.equal(256 * 1024 * 1024);
+        expect(sampleValue(after, 'dfg_catalog_cache_hits_total') - sampleValue(before, 'dfg_catalog_cache_hits_total')).to.be.at.least(2);
+        expect(sampleValue(after, 'dfg_catalog_cache_misses_total')).to.be.at.least(1);
+        expect(after.some((sample) => sample.name === 'dfg_catalog_cache_evictions_total')).to.equal(true);
+      });
     });
   });
 

@@ -98,6 +98,12 @@ export interface paths {
          *     returned. Which files exist is reused for `LIST_CACHE_SECONDS` (a few seconds) before
          *     storage is asked again. The answer carries a weak `ETag`; send it back in `If-None-Match`
          *     to get `304` while nothing changed.
+         *
+         *     A truncated answer carries `nextCursor`: send it back as `cursor` for the next page, and
+         *     so on until an answer has no `nextCursor`; every file is then returned exactly once. A
+         *     cursor works on any instance and keeps the `modifiedSince` it was made with. If the
+         *     caller's index changed since the listing started, the cursor is refused with `410`
+         *     (`cursor_expired`): list again from the start.
          */
         get: operations["listFiles"];
         put?: never;
@@ -580,6 +586,7 @@ export interface components {
          *     | 404 | `Not found` | `file_not_found` (in the index, not in storage), `catalog_not_found` (the caller has no index), `route_not_found` |
          *     | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
          *     | 408 | `Request timeout` | `request_timeout` |
+         *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed) |
          *     | 412 | `Precondition failed` | `precondition_failed` |
          *     | 416 | `Range not satisfiable` | `range_not_satisfiable` |
          *     | 429 | `Too many requests` | `rate_limited` (with `Retry-After`) |
@@ -590,14 +597,14 @@ export interface components {
          */
         Error: {
             /** @enum {string} */
-            error: "Bad request" | "Unauthorized" | "Access denied" | "Not found" | "Method not allowed" | "Request timeout" | "Precondition failed" | "Range not satisfiable" | "Too many requests" | "Request header fields too large" | "Internal error" | "Bad gateway" | "Service unavailable";
+            error: "Bad request" | "Unauthorized" | "Access denied" | "Not found" | "Method not allowed" | "Request timeout" | "Gone" | "Precondition failed" | "Range not satisfiable" | "Too many requests" | "Request header fields too large" | "Internal error" | "Bad gateway" | "Service unavailable";
             /** @description Human-readable detail, safe to show to the caller. */
             message: string;
             /**
              * @description Stable, machine-readable reason (see the table above).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable" | "invalid_link";
+            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable" | "invalid_link" | "cursor_expired";
             /** @description Validation failures, on some `400` responses only. */
             details?: string[];
         };
@@ -629,6 +636,11 @@ export interface components {
             limit: number;
             /** @description True when more available files exist than `limit`. */
             truncated: boolean;
+            /**
+             * @description Present when `truncated`: pass it as `cursor` to get the next page (opaque; do not
+             *     build or change it).
+             */
+            nextCursor?: string;
         };
         /** @description A subscribed file that storage holds. */
         ListedFile: {
@@ -962,6 +974,22 @@ export interface components {
                  *       "error": "Precondition failed",
                  *       "message": "The file does not match If-Match",
                  *       "code": "precondition_failed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `cursor` was made from a version of the caller's index that has since changed. */
+        CursorExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Gone",
+                 *       "message": "The index changed since this listing started: list again without a cursor",
+                 *       "code": "cursor_expired"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1319,6 +1347,11 @@ export interface components {
         /** @description The maximum number of files to return. */
         Limit: number;
         /**
+         * @description The `nextCursor` of the previous page, unchanged: continues the listing after it. Opaque
+         *     and signed; `400` when altered or made for another client, `410` when the index changed.
+         */
+        ListCursor: string;
+        /**
          * @description Only files uploaded at or after this moment (RFC 3339 date-time, e.g. `2026-11-01T00:00:00Z`).
          * @example 2026-11-01T00:00:00Z
          */
@@ -1610,6 +1643,11 @@ export interface operations {
                  * @example 2026-11-01T00:00:00Z
                  */
                 modifiedSince?: components["parameters"]["ModifiedSince"];
+                /**
+                 * @description The `nextCursor` of the previous page, unchanged: continues the listing after it. Opaque
+                 *     and signed; `400` when altered or made for another client, `410` when the index changed.
+                 */
+                cursor?: components["parameters"]["ListCursor"];
             };
             header?: {
                 /**
@@ -1638,6 +1676,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["CatalogNotFound"];
+            410: components["responses"]["CursorExpired"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];

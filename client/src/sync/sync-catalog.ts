@@ -54,7 +54,7 @@ export interface SyncReport {
   readonly interrupted: boolean;
   /** The gateway refused the credentials; the rest of the sync was stopped. */
   readonly authFailed: boolean;
-  /** The listing held more files than one answer returns (10000): the rest were not mirrored. */
+  /** Always false since `/list` pages with cursors (kept so reports keep their shape). */
   readonly listingTruncated: boolean;
   /** Why deletions were refused (`--max-delete` exceeded), if they were. */
   readonly deleteRefused?: string;
@@ -78,8 +78,6 @@ interface PlannedFile {
   readonly localEtag?: string;
 }
 
-const LIST_LIMIT = 10_000;
-
 /**
  * Mirrors the caller's catalog into `options.dir`. `/catalog` names each symbol's storage path,
  * `/list` gives each existing file's ETag, size and MD5; a file whose ETag the manifest already has
@@ -92,10 +90,12 @@ export async function syncCatalog(client: GatewayClient, options: SyncOptions): 
   const emit = options.onEvent ?? ((): void => undefined);
   const { dir } = options;
 
-  const [catalog, listing] = await Promise.all([
+  const [catalog, listed] = await Promise.all([
     client.catalog({ signal }),
-    client.list({ signal, limit: LIST_LIMIT, ...(options.modifiedSince !== undefined && { modifiedSince: options.modifiedSince }) }),
+    client.listAll({ signal, ...(options.modifiedSince !== undefined && { modifiedSince: options.modifiedSince }) }),
   ]);
+  // listAll follows the listing's cursors to its end: nothing is left out any more.
+  const listing = { files: listed, truncated: false };
   if (options.dryRun !== true) await mkdir(dir, { recursive: true });
   const manifest = await Manifest.load(dir);
   const pathBySymbol = new Map(catalog.files.map((file) => [file.Symbol, file.FileName]));

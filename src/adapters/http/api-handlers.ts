@@ -1,15 +1,16 @@
 import { posix } from 'node:path';
 import type { Request, Response } from 'express';
-import type { FileCatalog } from '../../domain/file-catalog.js';
 import type { DownloadTarget } from '../../domain/file-access.js';
+import type { FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
 import type { Registry } from 'prom-client';
 import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
-import { cacheableJson, sendCacheableJson, type CacheableJson } from './cacheable-json.js';
+import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf } from './cacheable-json.js';
 import { handleDownload, handleLinkRequest, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from './grammar/request-path.js';
 import { authorizationServerMetadata, protectedResourceMetadata, publicOrigin } from './oauth-discovery.js';
+import type { ListCursors } from './list-cursors.js';
 import type { SignedLinks } from './signed-links.js';
 import type { TokenResponse } from './token-endpoint.js';
 
@@ -35,6 +36,8 @@ export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   readonly readiness: { report(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }> };
   /** The Prometheus registry `GET /metrics` exposes. */
   readonly metricsRegistry: Registry;
+  /** Makes and checks the `cursor` of `GET /list`. */
+  readonly listCursors: ListCursors;
   /** The files of the `/docs` page by name; `undefined` for any other name. */
   readonly apiReferenceAsset: (name: string) => Promise<ApiReferenceAsset | undefined>;
 }
@@ -62,26 +65,6 @@ function sendJson(res: Response, body: unknown): void {
 
 /** One handler per `operationId` of `openapi.yaml`. */
 export function createOperationHandlers(deps: ApiHandlerDependencies): Record<string, OperationHandler> {
-  // A catalog is serialized once per index version (and client id, which the answer names).
-  const catalogAnswers = new WeakMap<FileCatalog, Map<string, CacheableJson>>();
-  const catalogAnswer = (catalog: FileCatalog, clientId: string): CacheableJson => {
-    let byClient = catalogAnswers.get(catalog);
-    if (byClient === undefined) {
-      byClient = new Map();
-      catalogAnswers.set(catalog, byClient);
-    }
-    let answer = byClient.get(clientId);
-    if (answer === undefined) {
-      answer = cacheableJson({
-        clientId,
-        files: catalog.entries.map((entry) => ({ Symbol: entry.symbol, Description: entry.description, FileName: entry.fileName })),
-        count: catalog.entries.length,
-      });
-      byClient.set(clientId, answer);
-    }
-    return answer;
-  };
-
   /** A subscriber's own download of `target`; a GET with `?redirect=true` may be answered with a link. */
   const downloadFor = (context: OperationContext, target: DownloadTarget): Promise<void> => {
     const principal = principalOf(context);
@@ -135,14 +118,26 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     async getCatalog(context) {
       const principal = principalOf(context);
       const catalog = await deps.files.catalog(principal);
-      sendCacheableJson(context.req, context.res, catalogAnswer(catalog, principal.clientId));
+      // Serialized as it is sent, never kept: its tag follows from the index version and the client it names.
+      const version = catalog.version !== '' ? catalog.version : `serial ${catalog.serial}`;
+      await sendStreamedJson(context.req, context.res, weakTagOf(`catalog v1\0${principal.clientId}\0${version}`), catalogJson(principal.clientId, catalog));
     },
 
     async listFiles(context) {
-      const { limit: rawLimit, modifiedSince } = context.req.query;
-      const listing = await deps.files.list(principalOf(context), {
+      const principal = principalOf(context);
+      const { limit: rawLimit, modifiedSince: rawSince, cursor } = context.req.query;
+      let modifiedSince = typeof rawSince === 'string' ? new Date(rawSince) : undefined;
+      const continued = typeof cursor === 'string' ? deps.listCursors.decode(principal.clientId, cursor) : undefined;
+      if (continued !== undefined) {
+        if (modifiedSince !== undefined && modifiedSince.getTime() !== continued.modifiedSince?.getTime()) {
+          throw new RequestRefused('invalid_request', 'modifiedSince differs from the one the cursor was made with: leave it out, or list again without a cursor');
+        }
+        modifiedSince = continued.modifiedSince;
+      }
+      const listing = await deps.files.list(principal, {
         limit: typeof rawLimit === 'string' ? Number(rawLimit) : defaultListLimit,
-        ...(typeof modifiedSince === 'string' && { modifiedSince: new Date(modifiedSince) }),
+        ...(modifiedSince !== undefined && { modifiedSince }),
+        ...(continued !== undefined && { from: continued.position }),
       });
       sendCacheableJson(context.req, context.res, cacheableJson({
         files: listing.files.map((file) => ({
@@ -156,6 +151,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         count: listing.count,
         limit: listing.limit,
         truncated: listing.truncated,
+        ...(listing.next !== undefined && { nextCursor: deps.listCursors.encode(principal.clientId, listing.next, modifiedSince) }),
       }));
     },
 
@@ -252,6 +248,21 @@ function sendMetadata(context: OperationContext, publicBaseUrl: string | undefin
     .set('Cache-Control', publicBaseUrl === undefined ? 'no-store' : 'public, max-age=300')
     .status(200)
     .json(metadata(baseUrl));
+}
+
+/** `/catalog`'s body in pieces of a few hundred rows, so a catalog of a million rows is never one string. */
+function* catalogJson(clientId: string, catalog: FileCatalog): Generator<string> {
+  yield `{"clientId":${JSON.stringify(clientId)},"files":[`;
+  const rowsPerPiece = 512;
+  for (let start = 0; start < catalog.count; start += rowsPerPiece) {
+    const rows: string[] = [];
+    for (let row = start; row < Math.min(start + rowsPerPiece, catalog.count); row += 1) {
+      const entry = catalog.entryAt(row);
+      rows.push(JSON.stringify({ Symbol: entry.symbol, Description: entry.description, FileName: entry.fileName }));
+    }
+    yield (start === 0 ? '' : ',') + rows.join(',');
+  }
+  yield `],"count":${catalog.count}}`;
 }
 
 function definedOnly(values: Record<string, string | undefined>): Record<string, string> {

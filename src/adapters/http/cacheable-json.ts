@@ -11,8 +11,12 @@ export interface CacheableJson {
 
 export function cacheableJson(value: unknown): CacheableJson {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
-  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
-  return { body, etag: `W/"${hash}"` };
+  return { body, etag: weakTagOf(body) };
+}
+
+/** `W/"<hash>"` of `facts`: the bytes of an answer, or what determines them. */
+export function weakTagOf(facts: string | Buffer): string {
+  return `W/"${createHash('sha256').update(facts).digest('base64url').slice(0, 27)}"`;
 }
 
 /** JSON answers depend on the caller and change with the index and storage: revalidate every time. */
@@ -24,18 +28,55 @@ const jsonCacheControl = 'private, no-cache';
  * gets no body.
  */
 export function sendCacheableJson(req: Request, res: Response, answer: CacheableJson): void {
-  res.setHeader('ETag', answer.etag);
-  res.setHeader('Cache-Control', jsonCacheControl);
-  const ifNoneMatch = req.get('if-none-match');
-  const condition = ifNoneMatch === undefined ? undefined : parseEntityTagCondition(ifNoneMatch);
-  const opaque = answer.etag.slice(2);
-  const matches = condition?.kind === 'any' || (condition?.kind === 'tags' && condition.tags.some((tag) => tag.opaque === opaque));
-  if (matches) {
-    res.status(304).end();
-    return;
-  }
+  if (answeredNotModified(req, res, answer.etag)) return;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   // Explicit, so that HEAD (whose body Node drops) announces the length GET sends.
   res.setHeader('Content-Length', answer.body.byteLength);
   res.status(200).end(answer.body);
+}
+
+/**
+ * As `sendCacheableJson`, for an answer too big to hold whole: `etag` comes from what determines
+ * the body, and the body is written piece by piece as the connection takes it.
+ */
+export async function sendStreamedJson(req: Request, res: Response, etag: string, pieces: Iterable<string>): Promise<void> {
+  if (answeredNotModified(req, res, etag)) return;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.status(200);
+  let buffered = '';
+  for (const piece of pieces) {
+    buffered += piece;
+    if (buffered.length < 65_536) continue;
+    const flushed = res.write(buffered);
+    buffered = '';
+    if (!flushed && !(await drained(res))) return;
+  }
+  res.end(buffered);
+}
+
+/** Whether the connection took what was written (`drain`), rather than closing first. */
+function drained(res: Response): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onDrain = (): void => done(true);
+    const onClose = (): void => done(false);
+    const done = (value: boolean): void => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(value);
+    };
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
+
+function answeredNotModified(req: Request, res: Response, etag: string): boolean {
+  res.setHeader('ETag', etag);
+  res.setHeader('Cache-Control', jsonCacheControl);
+  const ifNoneMatch = req.get('if-none-match');
+  const condition = ifNoneMatch === undefined ? undefined : parseEntityTagCondition(ifNoneMatch);
+  const opaque = etag.slice(2);
+  const matches = condition?.kind === 'any' || (condition?.kind === 'tags' && condition.tags.some((tag) => tag.opaque === opaque));
+  if (matches) res.status(304).end();
+  return matches;
 }

@@ -125,6 +125,7 @@ const errorTable: Readonly<Record<ErrorCode, ErrorEntry>> = {
   },
   request_timeout: { status: 408, shape: 'error', log: 'info', headers: () => ({ Connection: 'close' }) },
   precondition_failed: { status: 412, shape: 'error', log: 'debug' },
+  cursor_expired: { status: 410, shape: 'error', log: 'debug' },
   range_not_satisfiable: {
     status: 416,
     shape: 'error',

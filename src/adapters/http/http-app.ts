@@ -30,6 +30,7 @@ import {
   type TokenIssueLimit,
 } from './rate-limits.js';
 import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
+import type { ListCursors } from './list-cursors.js';
 import type { SignedLinks } from './signed-links.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 import type { VerificationQueue } from './verification-queue.js';
@@ -69,6 +70,8 @@ export interface HttpAppDependencies {
   readonly publicBaseUrl: string | undefined;
   /** The read-only S3-compatible API (S3_API=on): its bucket and credentials; off when `undefined`. */
   readonly s3: { readonly bucket: string; readonly credentials: S3Credentials; readonly serverKey: Uint8Array } | undefined;
+  /** Makes and checks the `cursor` of `GET /list`. */
+  readonly listCursors: ListCursors;
 }
 
 /**
@@ -169,6 +172,7 @@ function createContractRouter(
     links: deps.links,
     signedLinks: deps.signedLinks,
     linkHolder: (clientId) => deps.auth.linkHolder(clientId),
+    listCursors: deps.listCursors,
   });
 
   const authenticate = async (req: Request): Promise<Principal> => {

@@ -1,5 +1,6 @@
 import { metrics as openTelemetry, type Counter as OtelCounter, type Histogram as OtelHistogram } from '@opentelemetry/api';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BoundedMemoryStats } from '../memory/lru-bounded-memory.js';
 
 /** Request durations, from a fast JSON answer to a long download. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -106,6 +107,42 @@ export class GatewayMetrics {
 
   secretVerificationRefused(reason: 'address_share' | 'queue_full'): void {
     this.#verificationsRefused.inc({ reason });
+  }
+
+  /**
+   * Exposes the catalog memory (CATALOG_CACHE_MB) as it is when scraped: bytes held and allowed,
+   * entries, and the hits, misses and evictions so far.
+   */
+  observeCatalogMemory(stats: () => BoundedMemoryStats): void {
+    const registers = [this.registry];
+    const gauge = (name: string, help: string, read: (current: BoundedMemoryStats) => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read(stats()));
+        },
+      });
+    };
+    gauge('dfg_catalog_cache_bytes', 'Bytes of parsed catalogs and their file listings held in memory.', (s) => s.bytes);
+    gauge('dfg_catalog_cache_max_bytes', 'The bound of that memory (CATALOG_CACHE_MB).', (s) => s.maxBytes);
+    gauge('dfg_catalog_cache_entries', 'Catalogs and file listings held in memory.', (s) => s.entries);
+    // Counters read from the cache's own running totals when scraped.
+    const counter = (name: string, help: string, read: (current: BoundedMemoryStats) => number): void => {
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read(stats()));
+        },
+      });
+    };
+    counter('dfg_catalog_cache_hits_total', 'Lookups of a catalog or file listing found in memory.', (s) => s.hits);
+    counter('dfg_catalog_cache_misses_total', 'Lookups of a catalog or file listing not in memory (loaded from storage).', (s) => s.misses);
+    counter('dfg_catalog_cache_evictions_total', 'Catalogs and file listings dropped to stay within CATALOG_CACHE_MB.', (s) => s.evictions);
   }
 
   storageCall(operation: string, seconds: number, errorCode: string | undefined): void {

@@ -85,6 +85,12 @@ export const getCatalog = <ThrowOnError extends boolean = false>(options?: Optio
  * storage is asked again. The answer carries a weak `ETag`; send it back in `If-None-Match`
  * to get `304` while nothing changed.
  *
+ * A truncated answer carries `nextCursor`: send it back as `cursor` for the next page, and
+ * so on until an answer has no `nextCursor`; every file is then returned exactly once. A
+ * cursor works on any instance and keeps the `modifiedSince` it was made with. If the
+ * caller's index changed since the listing started, the cursor is refused with `410`
+ * (`cursor_expired`): list again from the start.
+ *
  */
 export const listFiles = <ThrowOnError extends boolean = false>(options?: Options<ListFilesData, ThrowOnError>) => (options?.client ?? client).get<ListFilesResponses, ListFilesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],

@@ -83,6 +83,7 @@ export type OAuthError = {
  * | 404 | `Not found` | `file_not_found` (in the index, not in storage), `catalog_not_found` (the caller has no index), `route_not_found` |
  * | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
  * | 408 | `Request timeout` | `request_timeout` |
+ * | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed) |
  * | 412 | `Precondition failed` | `precondition_failed` |
  * | 416 | `Range not satisfiable` | `range_not_satisfiable` |
  * | 429 | `Too many requests` | `rate_limited` (with `Retry-After`) |
@@ -93,7 +94,7 @@ export type OAuthError = {
  *
  */
 export type Error = {
-    error: 'Bad request' | 'Unauthorized' | 'Access denied' | 'Not found' | 'Method not allowed' | 'Request timeout' | 'Precondition failed' | 'Range not satisfiable' | 'Too many requests' | 'Request header fields too large' | 'Internal error' | 'Bad gateway' | 'Service unavailable';
+    error: 'Bad request' | 'Unauthorized' | 'Access denied' | 'Not found' | 'Method not allowed' | 'Request timeout' | 'Gone' | 'Precondition failed' | 'Range not satisfiable' | 'Too many requests' | 'Request header fields too large' | 'Internal error' | 'Bad gateway' | 'Service unavailable';
     /**
      * Human-readable detail, safe to show to the caller.
      */
@@ -101,7 +102,7 @@ export type Error = {
     /**
      * Stable, machine-readable reason (see the table above).
      */
-    code: 'invalid_request' | 'invalid_path' | 'missing_token' | 'invalid_token' | 'not_entitled' | 'file_not_found' | 'catalog_not_found' | 'route_not_found' | 'method_not_allowed' | 'request_timeout' | 'precondition_failed' | 'range_not_satisfiable' | 'rate_limited' | 'headers_too_large' | 'index_malformed' | 'internal_error' | 'storage_failed' | 'storage_unavailable' | 'content_changed' | 'limits_unavailable' | 'invalid_link';
+    code: 'invalid_request' | 'invalid_path' | 'missing_token' | 'invalid_token' | 'not_entitled' | 'file_not_found' | 'catalog_not_found' | 'route_not_found' | 'method_not_allowed' | 'request_timeout' | 'precondition_failed' | 'range_not_satisfiable' | 'rate_limited' | 'headers_too_large' | 'index_malformed' | 'internal_error' | 'storage_failed' | 'storage_unavailable' | 'content_changed' | 'limits_unavailable' | 'invalid_link' | 'cursor_expired';
     /**
      * Validation failures, on some `400` responses only.
      */
@@ -146,6 +147,12 @@ export type FileList = {
      * True when more available files exist than `limit`.
      */
     truncated: boolean;
+    /**
+     * Present when `truncated`: pass it as `cursor` to get the next page (opaque; do not
+     * build or change it).
+     *
+     */
+    nextCursor?: string;
 };
 
 /**
@@ -354,6 +361,13 @@ export type LinkToken = string;
  * The maximum number of files to return.
  */
 export type Limit = number;
+
+/**
+ * The `nextCursor` of the previous page, unchanged: continues the listing after it. Opaque
+ * and signed; `400` when altered or made for another client, `410` when the index changed.
+ *
+ */
+export type ListCursor = string;
 
 /**
  * Only files uploaded at or after this moment (RFC 3339 date-time, e.g. `2026-11-01T00:00:00Z`).
@@ -570,6 +584,12 @@ export type ListFilesData = {
          * Only files uploaded at or after this moment (RFC 3339 date-time, e.g. `2026-11-01T00:00:00Z`).
          */
         modifiedSince?: string;
+        /**
+         * The `nextCursor` of the previous page, unchanged: continues the listing after it. Opaque
+         * and signed; `400` when altered or made for another client, `410` when the index changed.
+         *
+         */
+        cursor?: string;
     };
     url: '/list';
 };
@@ -590,6 +610,10 @@ export type ListFilesErrors = {
      * The caller has no index, hence no catalog.
      */
     404: Error;
+    /**
+     * The `cursor` was made from a version of the caller's index that has since changed.
+     */
+    410: Error;
     /**
      * The caller's index is malformed, or an unexpected error occurred.
      */

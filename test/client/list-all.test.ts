@@ -1,0 +1,67 @@
+import { expect } from 'chai';
+import { createClient } from '../../client/src/index.js';
+import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
+import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+
+const acme = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
+
+function indexOf(symbols: readonly string[]): string {
+  return buildIndexCsv(symbols.map((symbol) => buildIndexRow({ Symbol: symbol, FileName: `data/${symbol}.csv` })));
+}
+
+describe('the library\'s listAll', function () {
+  let store: MemoryBlobStore;
+  let gateway: TestGateway;
+  const symbols = Array.from({ length: 23 }, (_, i) => `S${String(i).padStart(3, '0')}`);
+
+  beforeEach(async function () {
+    store = new MemoryBlobStore();
+    store.put('indexes/acme.csv', indexOf(symbols));
+    for (const symbol of symbols) store.put(`data/${symbol}.csv`, symbol);
+    gateway = await startGateway({ store, clients: [acme], env: { INDEX_REFRESH_SECONDS: '0', LIST_CACHE_SECONDS: '0' } });
+  });
+
+  afterEach(async function () {
+    await gateway?.close();
+  });
+
+  it('when the listing takes several pages, follows nextCursor and returns every file exactly once, in index order', async function () {
+    const pages: string[] = [];
+    const client = createClient({
+      baseUrl: gateway.baseUrl,
+      clientId: acme.clientId,
+      clientSecret: acme.secret,
+      fetch: (input, init) => {
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        if (url.pathname === '/list') pages.push(url.search);
+        return fetch(input, init);
+      },
+    });
+    const files = await client.listAll({ limit: 5 });
+    expect(files.map((file) => file.symbol)).to.deep.equal(symbols);
+    expect(pages).to.have.length(5);
+    expect(pages.slice(1).every((search) => search.includes('cursor='))).to.equal(true);
+  });
+
+  it('when the index changes between pages (410 cursor_expired), starts over and returns the new listing exactly once', async function () {
+    const extended = ['NEW', ...symbols];
+    store.put('data/NEW.csv', 'new');
+    let lists = 0;
+    const client = createClient({
+      baseUrl: gateway.baseUrl,
+      clientId: acme.clientId,
+      clientSecret: acme.secret,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        if (url.pathname === '/list' && ++lists === 1) store.put('indexes/acme.csv', indexOf(extended));
+        return response;
+      },
+    });
+    const files = await client.listAll({ limit: 10 });
+    expect(files.map((file) => file.symbol)).to.deep.equal(extended);
+    // The first page, the refused second, then three pages of the new index.
+    expect(lists).to.equal(5);
+  });
+});
