@@ -1,6 +1,6 @@
 import { GatewayError, StorageUnavailable } from './errors.js';
 import type { CatalogProvider } from './entitlement.js';
-import { FileCatalog, type CatalogWarning } from './file-catalog.js';
+import { FileCatalogBuilder, type CatalogWarning, type FileCatalog } from './file-catalog.js';
 import type { BoundedMemory, Clock, IndexSource } from './ports.js';
 
 export interface CatalogCacheOptions {
@@ -79,9 +79,9 @@ export class CatalogCache implements CatalogProvider {
       }
     }
     try {
-      const loaded = await this.options.source.load(indexPath);
+      const loaded = await this.options.source.load(indexPath, () => new FileCatalogBuilder());
       if (loaded === undefined) return { outcome: { kind: 'absent' }, version: undefined, checkedAt: now };
-      const { catalog, warnings } = FileCatalog.fromIndex(loaded.records, loaded.rejectedRows, loaded.version);
+      const { catalog, warnings } = loaded.rows.build(loaded.version);
       if (warnings.length > 0) this.options.onWarnings?.(indexPath, warnings);
       return { outcome: { kind: 'catalog', catalog }, version: loaded.version, checkedAt: now };
     } catch (error) {

@@ -1,4 +1,4 @@
-import type { IndexRecord, IndexRowWarning } from './ports.js';
+import type { IndexRecord, IndexRowSink, IndexRowWarning } from './ports.js';
 import { validateStoragePath } from './storage-path.js';
 
 /** One file a client is entitled to, as its index describes it. */
@@ -88,8 +88,8 @@ export class FileCatalog {
     version = '',
   ): { catalog: FileCatalog; warnings: CatalogWarning[] } {
     const builder = new FileCatalogBuilder();
-    for (const warning of rejectedRows) builder.reject(warning);
-    for (const record of records) builder.add(record);
+    for (const warning of rejectedRows) builder.rejected(warning);
+    for (const record of records) builder.record(record);
     return builder.build(version);
   }
 
@@ -166,16 +166,16 @@ export class FileCatalog {
  * Builds a catalog one index record at a time, so that a streaming parser never holds every
  * record: only the three strings a kept row contributes.
  */
-export class FileCatalogBuilder {
+export class FileCatalogBuilder implements IndexRowSink {
   readonly #fields: string[] = [];
   readonly #warnings: CatalogWarning[] = [];
   readonly #seen = new Set<string>();
 
-  reject(warning: IndexRowWarning): void {
+  rejected(warning: IndexRowWarning): void {
     this.#warnings.push(warning);
   }
 
-  add(record: IndexRecord): void {
+  record(record: IndexRecord): void {
     const symbol = record.Symbol.trim();
     const fileName = record.FileName.trim();
     if (symbol === '') {

@@ -92,19 +92,27 @@ export interface IndexRowWarning {
   readonly message: string;
 }
 
-/** A parsed index and the version of the stored file it came from. */
-export interface LoadedIndex {
-  readonly records: readonly IndexRecord[];
-  /** Rows the parser could not turn into records (e.g. a wrong number of cells). */
-  readonly rejectedRows: readonly IndexRowWarning[];
+/** Takes an index's rows one at a time as they are parsed, so that no index is ever held whole. */
+export interface IndexRowSink {
+  record(record: IndexRecord): void;
+  /** A row the parser could not turn into a record (e.g. a wrong number of cells). */
+  rejected(warning: IndexRowWarning): void;
+}
+
+/** A parsed index: the sink its rows went to, and the version of the stored file they came from. */
+export interface LoadedIndex<S extends IndexRowSink> {
+  readonly rows: S;
   /** Changes whenever the stored index changes (its entity tag). */
   readonly version: string;
 }
 
 /** Where client indexes come from. */
 export interface IndexSource {
-  /** The index at `path`, or `undefined` when there is none. Throws `IndexMalformed`. */
-  load(path: string): Promise<LoadedIndex | undefined>;
+  /**
+   * Parses the index at `path` into a sink from `newSink` (a fresh one should the index be replaced
+   * while read), or gives `undefined` when there is none. Throws `IndexMalformed`.
+   */
+  load<S extends IndexRowSink>(path: string, newSink: () => S): Promise<LoadedIndex<S> | undefined>;
   /** The current version of the index at `path` without reading it, or `undefined` when absent. */
   version(path: string): Promise<string | undefined>;
 }

@@ -30,6 +30,22 @@ describe('loadConfig', function () {
     expect([...read].sort()).to.deep.equal([...CONFIG_VARIABLES, ...PLATFORM_VARIABLES].sort());
   });
 
+  describe('CATALOG_CACHE_MB and INDEX_MAX_MB', function () {
+    it('default to 256 MiB of catalogs and indexes of up to 128 MiB', function () {
+      expect(load({})).to.include({ catalogCacheBytes: 256 * 1024 * 1024, indexMaxBytes: 128 * 1024 * 1024 });
+    });
+
+    it('are read in mebibytes', function () {
+      expect(load({ CATALOG_CACHE_MB: '1024', INDEX_MAX_MB: '512' })).to.include({ catalogCacheBytes: 1024 * 1024 * 1024, indexMaxBytes: 512 * 1024 * 1024 });
+    });
+
+    for (const [variable, value] of [['CATALOG_CACHE_MB', '0'], ['CATALOG_CACHE_MB', '65537'], ['INDEX_MAX_MB', '0'], ['INDEX_MAX_MB', '2049'], ['INDEX_MAX_MB', '1.5']] as const) {
+      it(`stops start-up for ${variable}=${value}, naming it`, function () {
+        expectConfigError({ [variable]: value }, variable, /between|whole number/);
+      });
+    }
+  });
+
   describe('DOWNLOAD_LINKS', function () {
     const azure = { AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/etc/gateway/clients.json' };
     it('is off by default, with links lasting 300 seconds when on', function () {

@@ -32,10 +32,10 @@ describe('the library\'s listAll', function () {
       baseUrl: gateway.baseUrl,
       clientId: acme.clientId,
       clientSecret: acme.secret,
-      fetch: (input, init) => {
-        const url = new URL(input instanceof Request ? input.url : String(input));
+      fetch: (request) => {
+        const url = new URL(request.url);
         if (url.pathname === '/list') pages.push(url.search);
-        return fetch(input, init);
+        return fetch(request);
       },
     });
     const files = await client.listAll({ limit: 5 });
@@ -52,9 +52,9 @@ describe('the library\'s listAll', function () {
       baseUrl: gateway.baseUrl,
       clientId: acme.clientId,
       clientSecret: acme.secret,
-      fetch: async (input, init) => {
-        const response = await fetch(input, init);
-        const url = new URL(input instanceof Request ? input.url : String(input));
+      fetch: async (request) => {
+        const response = await fetch(request);
+        const url = new URL(request.url);
         if (url.pathname === '/list' && ++lists === 1) store.put('indexes/acme.csv', indexOf(extended));
         return response;
       },

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { LruBoundedMemory } from '../../src/adapters/memory/lru-bounded-memory.js';
 import { CatalogCache } from '../../src/domain/catalog-cache.js';
 import { IndexMalformed, StorageUnavailable } from '../../src/domain/errors.js';
-import type { Clock, IndexRecord, IndexSource, LoadedIndex } from '../../src/domain/ports.js';
+import type { Clock, IndexRecord, IndexRowSink, IndexSource, LoadedIndex } from '../../src/domain/ports.js';
 
 /** An index source whose stored index a test can rewrite, counting what the cache asks of it. */
 class FakeIndexSource implements IndexSource {
@@ -17,12 +17,14 @@ class FakeIndexSource implements IndexSource {
     return this.stored === 'malformed' ? 'bad-version' : this.stored?.version;
   }
 
-  async load(): Promise<LoadedIndex | undefined> {
+  async load<S extends IndexRowSink>(_path: string, newSink: () => S): Promise<LoadedIndex<S> | undefined> {
     this.loads += 1;
     if (this.failure !== undefined) throw this.failure;
     if (this.stored === 'malformed') throw new IndexMalformed('The index has no Symbol column');
     if (this.stored === undefined) return undefined;
-    return { records: this.stored.records, rejectedRows: [], version: this.stored.version };
+    const rows = newSink();
+    for (const record of this.stored.records) rows.record(record);
+    return { rows, version: this.stored.version };
   }
 }
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { LruBoundedMemory } from '../../src/adapters/memory/lru-bounded-memory.js';
 import { CatalogCache } from '../../src/domain/catalog-cache.js';
 import { FileCatalog } from '../../src/domain/file-catalog.js';
-import type { Clock, IndexRecord, IndexSource, LoadedIndex } from '../../src/domain/ports.js';
+import type { Clock, IndexRecord, IndexRowSink, IndexSource, LoadedIndex } from '../../src/domain/ports.js';
 
 const clock: Clock = { now: () => new Date(Date.UTC(2026, 0, 1)) };
 
@@ -25,9 +25,11 @@ class SizedIndexSource implements IndexSource {
     return 'v1';
   }
 
-  async load(path: string): Promise<LoadedIndex> {
+  async load<S extends IndexRowSink>(path: string, newSink: () => S): Promise<LoadedIndex<S>> {
     this.loads.set(path, (this.loads.get(path) ?? 0) + 1);
-    return { records: recordsOf(this.rows, path), rejectedRows: [], version: 'v1' };
+    const rows = newSink();
+    for (const record of recordsOf(this.rows, path)) rows.record(record);
+    return { rows, version: 'v1' };
   }
 }
 

@@ -1,49 +1,53 @@
 import { ContentChanged, IndexMalformed } from '../../domain/errors.js';
-import type { BlobStore, IndexSource, LoadedIndex } from '../../domain/ports.js';
-import { parseIndexCsv } from './index-csv.js';
+import type { BlobContent, BlobStore, IndexRowSink, IndexSource, LoadedIndex } from '../../domain/ports.js';
+import { streamIndexCsv } from './index-csv.js';
 
-/** Indexes bigger than this are refused rather than read into memory. */
-const defaultMaxIndexBytes = 16 * 1024 * 1024;
-
-/** Client indexes stored as CSV files in the same blob store as the data. */
+/** Client indexes stored as CSV files in the same blob store as the data, parsed as they stream in. */
 export class BlobIndexSource implements IndexSource {
+  /** @param maxIndexBytes Indexes bigger than this (INDEX_MAX_MB) are refused rather than read. */
   constructor(
     private readonly store: BlobStore,
-    private readonly maxIndexBytes = defaultMaxIndexBytes,
+    private readonly maxIndexBytes: number,
   ) {}
 
   async version(path: string): Promise<string | undefined> {
     return (await this.store.getProperties(path))?.etag;
   }
 
-  async load(path: string): Promise<LoadedIndex | undefined> {
+  async load<S extends IndexRowSink>(path: string, newSink: () => S): Promise<LoadedIndex<S> | undefined> {
     try {
-      return await this.loadOnce(path);
+      return await this.loadOnce(path, newSink());
     } catch (error) {
       // The index was replaced between reading its properties and its bytes: read the new one.
-      if (error instanceof ContentChanged) return this.loadOnce(path);
+      if (error instanceof ContentChanged) return this.loadOnce(path, newSink());
       throw error;
     }
   }
 
-  private async loadOnce(path: string): Promise<LoadedIndex | undefined> {
+  private async loadOnce<S extends IndexRowSink>(path: string, sink: S): Promise<LoadedIndex<S> | undefined> {
     const properties = await this.store.getProperties(path);
     if (properties === undefined) return undefined;
     if (properties.size > this.maxIndexBytes) {
-      throw new IndexMalformed(`The index is ${properties.size} bytes, more than the ${this.maxIndexBytes} allowed`);
+      throw new IndexMalformed(`The index is ${properties.size} bytes, more than the ${this.maxIndexBytes} allowed (INDEX_MAX_MB)`);
     }
-    const chunks: Uint8Array[] = [];
-    for await (const chunk of await this.store.read(path, { ifMatch: properties.etag })) chunks.push(chunk);
-    const text = decodeUtf8(Buffer.concat(chunks));
-    const { records, rejectedRows } = await parseIndexCsv(text);
-    return { records, rejectedRows, version: properties.etag };
+    await streamIndexCsv(decodeUtf8(await this.store.read(path, { ifMatch: properties.etag }), this.maxIndexBytes), sink);
+    return { rows: sink, version: properties.etag };
   }
 }
 
-function decodeUtf8(bytes: Buffer): string {
+/** The text of `content`, decoded as it arrives; a byte that is not UTF-8 fails, as does more than `maxBytes`. */
+async function* decodeUtf8(content: BlobContent, maxBytes: number): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let bytes = 0;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    for await (const chunk of content) {
+      bytes += chunk.byteLength;
+      if (bytes > maxBytes) throw new IndexMalformed(`The index is more than the ${maxBytes} bytes allowed (INDEX_MAX_MB)`);
+      yield decoder.decode(chunk, { stream: true });
+    }
+    yield decoder.decode();
   } catch (error) {
-    throw new IndexMalformed('The index is not valid UTF-8', { cause: error });
+    if (error instanceof TypeError) throw new IndexMalformed('The index is not valid UTF-8', { cause: error });
+    throw error;
   }
 }

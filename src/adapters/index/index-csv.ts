@@ -1,6 +1,8 @@
-import { parseString } from 'fast-csv';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parse } from 'fast-csv';
 import { IndexMalformed } from '../../domain/errors.js';
-import type { IndexRecord, IndexRowWarning } from '../../domain/ports.js';
+import type { IndexRecord, IndexRowSink, IndexRowWarning } from '../../domain/ports.js';
 
 const requiredColumns = ['Symbol', 'FileName'] as const;
 const byteOrderMark = '\uFEFF';
@@ -10,57 +12,73 @@ export interface ParsedIndexCsv {
   readonly rejectedRows: IndexRowWarning[];
 }
 
+/** Parses a whole index held as text, keeping every record (for small indexes and tests). */
+export async function parseIndexCsv(text: string): Promise<ParsedIndexCsv> {
+  const records: IndexRecord[] = [];
+  const rejectedRows: IndexRowWarning[] = [];
+  await streamIndexCsv([text], { record: (record) => records.push(record), rejected: (warning) => rejectedRows.push(warning) });
+  return { records, rejectedRows };
+}
+
 /**
- * Parses a vendor index as exported: optional UTF-8 BOM, CRLF or LF, RFC 4180 quoting, extra columns
- * (ignored). Rows with a different number of cells than the header are rejected one by one; a file
- * that is not CSV at all, or lacks a `Symbol` or `FileName` column, throws `IndexMalformed`.
+ * Parses a vendor index as exported, piece by piece as it arrives, handing each row to `sink`:
+ * optional UTF-8 BOM, CRLF or LF, RFC 4180 quoting, extra columns (ignored). Rows with a different
+ * number of cells than the header are rejected one by one; a file that is not CSV at all, or lacks
+ * a `Symbol` or `FileName` column, throws `IndexMalformed`. Only the row being parsed is held.
  */
-export function parseIndexCsv(text: string): Promise<ParsedIndexCsv> {
-  const content = text.startsWith(byteOrderMark) ? text.slice(byteOrderMark.length) : text;
-  if (content.trim() === '') return Promise.reject(new IndexMalformed('The index is empty: it has no header row'));
-
-  return new Promise((resolve, reject) => {
-    const records: IndexRecord[] = [];
-    const rejectedRows: IndexRowWarning[] = [];
-    let row = 0;
-    let failed = false;
-    const fail = (message: string, cause?: unknown) => {
-      if (failed) return;
-      failed = true;
-      reject(new IndexMalformed(message, { cause }));
-    };
-
-    const stream = parseString<Record<string, string>, Record<string, string>>(content, {
-      headers: (headers) => headers.map((header) => header?.trim()),
-      strictColumnHandling: true,
-      ignoreEmpty: true,
-    });
-    stream
-      .on('headers', (headers: string[]) => {
-        const missing = requiredColumns.filter((column) => !headers.includes(column));
-        if (missing.length > 0) {
-          fail(`The index has no ${missing.join(' or ')} column (columns found: ${headers.join(', ')})`);
-          stream.destroy();
-        }
-      })
-      .on('data', (cells: Record<string, string>) => {
-        row += 1;
-        records.push({
-          row,
-          Symbol: cells['Symbol'] ?? '',
-          FileName: cells['FileName'] ?? '',
-          ShortDescriptionPt: cells['ShortDescriptionPt'] ?? '',
-          ShortDescription: cells['ShortDescription'] ?? '',
-        });
-      })
-      .on('data-invalid', (cells: unknown) => {
-        row += 1;
-        const count = Array.isArray(cells) ? cells.length : 0;
-        rejectedRows.push({ row, message: `wrong number of cells (${count})` });
-      })
-      .on('error', (error: Error) => fail(`The index is not valid CSV: ${error.message}`, error))
-      .on('end', () => {
-        if (!failed) resolve({ records, rejectedRows });
-      });
+export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<string>, sink: IndexRowSink): Promise<void> {
+  let row = 0;
+  let headersSeen = false;
+  let refusal: IndexMalformed | undefined;
+  const parser = parse<Record<string, string>, Record<string, string>>({
+    headers: (headers) => headers.map((header) => header?.trim()),
+    strictColumnHandling: true,
+    ignoreEmpty: true,
   });
+  parser
+    .on('headers', (headers: string[]) => {
+      headersSeen = true;
+      const missing = requiredColumns.filter((column) => !headers.includes(column));
+      if (missing.length > 0) {
+        refusal = new IndexMalformed(`The index has no ${missing.join(' or ')} column (columns found: ${headers.join(', ')})`);
+        parser.destroy(refusal);
+      }
+    })
+    // Rows and rejected rows are numbered in the order the parser emits them, synchronously.
+    .on('data', (cells: Record<string, string>) => {
+      row += 1;
+      sink.record({
+        row,
+        Symbol: cells['Symbol'] ?? '',
+        FileName: cells['FileName'] ?? '',
+        ShortDescriptionPt: cells['ShortDescriptionPt'] ?? '',
+        ShortDescription: cells['ShortDescription'] ?? '',
+      });
+    })
+    .on('data-invalid', (cells: unknown) => {
+      row += 1;
+      const count = Array.isArray(cells) ? cells.length : 0;
+      sink.rejected({ row, message: `wrong number of cells (${count})` });
+    });
+  try {
+    await pipeline(Readable.from(withoutByteOrderMark(text), { objectMode: false }), parser);
+  } catch (error) {
+    if (error instanceof IndexMalformed) throw error;
+    if (refusal !== undefined) throw refusal;
+    throw new IndexMalformed(`The index is not valid CSV: ${(error as Error).message}`, { cause: error });
+  }
+  if (!headersSeen) throw new IndexMalformed('The index is empty: it has no header row');
+}
+
+async function* withoutByteOrderMark(text: AsyncIterable<string> | Iterable<string>): AsyncGenerator<string> {
+  let first = true;
+  for await (const piece of text) {
+    if (first && piece !== '') {
+      first = false;
+      const rest = piece.startsWith(byteOrderMark) ? piece.slice(byteOrderMark.length) : piece;
+      if (rest !== '') yield rest;
+      continue;
+    }
+    if (piece !== '') yield piece;
+  }
 }
