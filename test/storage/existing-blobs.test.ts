@@ -7,6 +7,8 @@ import type { BlobProperties, BlobStore, BlobSummary } from '../../src/domain/po
 class CountingStore implements Pick<BlobStore, 'getProperties' | 'list'> {
   propertyReads = 0;
   listings: string[] = [];
+  /** Blobs handed out by listings: a storage call per `EXISTENCE_CHECK.blobsPerListCall` of them. */
+  listed = 0;
   inFlight = 0;
   maxInFlight = 0;
 
@@ -24,7 +26,15 @@ class CountingStore implements Pick<BlobStore, 'getProperties' | 'list'> {
 
   async *list(prefix: string): AsyncIterable<BlobSummary> {
     this.listings.push(prefix);
-    yield* this.inner.list(prefix);
+    for await (const blob of this.inner.list(prefix)) {
+      this.listed += 1;
+      yield blob;
+    }
+  }
+
+  /** Property reads plus listing pages. */
+  get calls(): number {
+    return this.propertyReads + Math.ceil(this.listed / EXISTENCE_CHECK.blobsPerListCall);
   }
 
 }
@@ -37,8 +47,34 @@ describe('findExistingBlobs', function () {
     const store = new CountingStore(memory);
     const found = await findExistingBlobs(store, paths, EXISTENCE_CHECK);
     expect(found.size).to.equal(250);
-    expect(store.listings).to.deep.equal(['quotes/']);
+    expect(store.listings).to.deep.equal(['quotes/file-']);
     expect(store.propertyReads).to.equal(0);
+  });
+
+  it('when 10 wanted files lie among 200,000 blobs of their folder, costs at most 20 storage calls and finds each', async function () {
+    this.timeout(60_000);
+    const memory = new MemoryBlobStore();
+    for (let i = 0; i < 200_000; i += 1) memory.put(`big/file-${String(i).padStart(6, '0')}.csv`, 'x');
+    const wanted = Array.from({ length: 10 }, (_, i) => `big/file-${String(i * 19_999).padStart(6, '0')}.csv`);
+    const store = new CountingStore(memory);
+    const found = await findExistingBlobs(store, [...wanted, 'big/file-missing.csv'], EXISTENCE_CHECK);
+    expect([...found.keys()].sort()).to.deep.equal([...wanted].sort());
+    expect(store.calls).to.be.at.most(20);
+    expect(store.listed).to.be.below(200_000);
+  });
+
+  it('lists only as far as the prefix the wanted files share: 30 daily files among other symbols cost one listing', async function () {
+    const memory = new MemoryBlobStore();
+    for (const symbol of ['PETR4', 'VALE3', 'ITUB4']) {
+      for (let day = 1; day <= 30; day += 1) memory.put(`daily/${symbol}_2024-01-${String(day).padStart(2, '0')}.csv`, 'x');
+    }
+    const wanted = Array.from({ length: 30 }, (_, i) => `daily/VALE3_2024-01-${String(i + 1).padStart(2, '0')}.csv`);
+    const store = new CountingStore(memory);
+    const found = await findExistingBlobs(store, wanted, EXISTENCE_CHECK);
+    expect(found.size).to.equal(30);
+    expect(store.listings).to.deep.equal(['daily/VALE3_2024-01-']);
+    expect(store.listed).to.equal(30);
+    expect(store.calls).to.equal(1);
   });
 
   it('probes scattered files with bounded concurrency', async function () {
@@ -46,7 +82,7 @@ describe('findExistingBlobs', function () {
     const paths = Array.from({ length: 40 }, (_, i) => `folder-${i}/file.csv`);
     paths.slice(0, 10).forEach((path) => memory.put(path, 'x'));
     const store = new CountingStore(memory);
-    const found = await findExistingBlobs(store, paths, { concurrency: 4, listThreshold: 8 });
+    const found = await findExistingBlobs(store, paths, { ...EXISTENCE_CHECK, concurrency: 4 });
     expect(found.size).to.equal(10);
     expect(store.propertyReads).to.equal(40);
     expect(store.maxInFlight).to.equal(4);

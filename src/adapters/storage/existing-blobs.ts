@@ -6,19 +6,27 @@ export interface ExistenceCheckOptions {
   readonly concurrency: number;
   /** A folder holding at least this many wanted files is listed (one call per few thousand blobs) instead of probed file by file. */
   readonly listThreshold: number;
+  /** Blobs one listing call returns (Azure's List Blobs: up to 5000 per page). */
+  readonly blobsPerListCall: number;
 }
 
 /**
  * What the stores use: 16 calls in flight keep a few hundred files within a handful of round trips
- * without flooding storage; a folder with 8 or more wanted files is cheaper to list (one call per
- * 5000 blobs) than to probe.
+ * without flooding storage; a folder with 8 or more wanted files may be cheaper to list (one call
+ * per 5000 blobs) than to probe.
  */
-export const EXISTENCE_CHECK: ExistenceCheckOptions = { concurrency: 16, listThreshold: 8 };
+export const EXISTENCE_CHECK: ExistenceCheckOptions = { concurrency: 16, listThreshold: 8, blobsPerListCall: 5000 };
 
 /**
  * Which of `paths` exist in `store`, with their sizes. Folders with many wanted files are listed by
  * prefix; the rest are probed with property reads; all calls share one concurrency bound, so a
  * catalog of hundreds of files costs a handful of round trips' worth of time, not hundreds.
+ *
+ * The cost follows the catalog, not the container: a folder's listing is narrowed to the longest
+ * prefix its wanted names share, and stops once it has cost as many calls as probing its wanted
+ * files would (a few wanted files among hundreds of thousands of blobs); the files it did not reach
+ * are then probed. A folder therefore costs at most twice what probing it costs, and exactly its
+ * listing when its wanted files are dense in it (the daily files of a market).
  */
 export async function findExistingBlobs(
   store: Pick<BlobStore, 'getProperties' | 'list'>,
@@ -30,27 +38,50 @@ export async function findExistingBlobs(
   const tasks: Promise<void>[] = [];
 
   for (const [folder, wanted] of groupByFolder(paths)) {
+    const probe = (path: string): Promise<void> =>
+      limit(async () => {
+        const properties = await store.getProperties(path);
+        if (properties !== undefined) found.set(path, properties);
+      });
     if (folder !== '' && wanted.size >= options.listThreshold) {
       tasks.push(
         limit(async () => {
-          for await (const blob of store.list(`${folder}/`)) {
+          const budget = wanted.size * options.blobsPerListCall;
+          let seen = 0;
+          let complete = true;
+          for await (const blob of store.list(sharedPrefix(wanted))) {
             if (wanted.has(blob.path)) found.set(blob.path, blob);
+            seen += 1;
+            if (seen >= budget) {
+              complete = false;
+              break;
+            }
           }
-        }),
+          return complete ? [] : [...wanted].filter((path) => !found.has(path));
+        }).then((unreached) => Promise.all(unreached.map(probe))).then(() => undefined),
       );
       continue;
     }
-    for (const path of wanted) {
-      tasks.push(
-        limit(async () => {
-          const properties = await store.getProperties(path);
-          if (properties !== undefined) found.set(path, properties);
-        }),
-      );
-    }
+    for (const path of wanted) tasks.push(probe(path));
   }
   await Promise.all(tasks);
   return found;
+}
+
+/** The longest prefix all of `paths` share (they share at least their folder and its slash). */
+function sharedPrefix(paths: ReadonlySet<string>): string {
+  let prefix: string | undefined;
+  for (const path of paths) {
+    if (prefix === undefined) {
+      prefix = path;
+      continue;
+    }
+    let length = 0;
+    const most = Math.min(prefix.length, path.length);
+    while (length < most && prefix.charCodeAt(length) === path.charCodeAt(length)) length += 1;
+    prefix = prefix.slice(0, length);
+  }
+  return prefix ?? '';
 }
 
 function groupByFolder(paths: readonly string[]): Map<string, Set<string>> {
