@@ -142,21 +142,44 @@ export class LocalFolderBlobStore implements BlobStore {
       if (isAbsent(error)) return;
       throw unavailable(error, relativeFolder);
     }
-    for (const entry of entries) {
-      if (!entry.name.startsWith(namePrefix) || !isSafeName(entry.name)) continue;
-      const relative = relativeFolder + entry.name;
-      if (entry.isDirectory()) {
-        yield* this.#walk(join(folder, entry.name), `${relative}/`, '');
-      } else if (entry.isFile() || entry.isSymbolicLink()) {
-        // Symlinked folders are not followed (no cycles); symlinked files count if inside the root.
-        const properties = await this.getProperties(relative);
-        if (properties === undefined) continue;
-        const { path, size, etag, lastModified } = properties;
-        yield { path, size, etag, lastModified };
+    const wanted = entries.filter((entry) => entry.name.startsWith(namePrefix) && isSafeName(entry.name));
+    // Plain files of a folder already resolved inside the root need no realpath each: they are
+    // stat'ed a batch at a time, so a folder of 100,000 files costs little more than readdir + stat.
+    for (let start = 0; start < wanted.length; start += statBatch) {
+      const batch = wanted.slice(start, start + statBatch);
+      const summaries = await Promise.all(batch.map((entry) => (entry.isFile() ? this.#statFile(folder, relativeFolder, entry.name) : undefined)));
+      for (const [i, entry] of batch.entries()) {
+        const relative = relativeFolder + entry.name;
+        if (entry.isDirectory()) {
+          yield* this.#walk(join(folder, entry.name), `${relative}/`, '');
+        } else if (entry.isFile()) {
+          const summary = summaries[i];
+          if (summary !== undefined) yield summary;
+        } else if (entry.isSymbolicLink()) {
+          // Symlinked folders are not followed (no cycles); symlinked files count if inside the root.
+          const properties = await this.getProperties(relative);
+          if (properties === undefined) continue;
+          const { path, size, etag, lastModified } = properties;
+          yield { path, size, etag, lastModified };
+        }
       }
     }
   }
+
+  async #statFile(folder: string, relativeFolder: string, name: string): Promise<BlobSummary | undefined> {
+    try {
+      const stats = await stat(join(folder, name), { bigint: true });
+      if (!stats.isFile()) return undefined;
+      return { path: relativeFolder + name, size: Number(stats.size), etag: etagOf(stats), lastModified: stats.mtime };
+    } catch (error) {
+      if (isAbsent(error)) return undefined;
+      throw unavailable(error, relativeFolder + name);
+    }
+  }
 }
+
+/** Files stat'ed at once while listing a folder. */
+const statBatch = 64;
 
 function propertiesOf(path: string, stats: BigIntStats): BlobProperties {
   const contentType = contentTypeOf(path);
