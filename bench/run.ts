@@ -27,6 +27,7 @@ import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.
 import { freePort } from '../test/support/redis.js';
 import { presignedUrl } from '../test/support/s3-signing.js';
 import { startAnchor, startNginx } from './anchors.js';
+import { runScaleBench } from './scale.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -36,9 +37,13 @@ const { values: options } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     only: { type: 'string' },
     'gateway-node-options': { type: 'string', default: '' },
+    'scale-rows': { type: 'string', default: '1000,10000,100000,1000000' },
+    'scale-clients': { type: 'string', default: '10,1000,10000' },
+    'scale-fleet': { type: 'string', default: '2000x5000' },
+    'scale-cache-mb': { type: 'string', default: '256' },
   },
 });
-/** `--only downloads|concurrent|local|small`: one section, for profiling. */
+/** `--only downloads|concurrent|local|small`: one section, for profiling; `--only scale`: the scale bench alone (bench/scale.ts). */
 const section = (name: string): boolean => options.only === undefined || options.only === name;
 const MiB = 1024 * 1024;
 const BIG = Number(options['big-mib']) * MiB;
@@ -325,7 +330,29 @@ async function seedFolder(root: string, bigFile: Buffer): Promise<void> {
   await handle.close();
 }
 
+async function scaleOnly(): Promise<void> {
+  const workDir = await mkdtemp(join(tmpdir(), 'gateway-bench-scale-'));
+  const sizes = (text: string | undefined): number[] => (text ?? '').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  const [fleetClients = 0, fleetRows = 0] = (options['scale-fleet'] ?? '').split('x').map(Number);
+  try {
+    await runScaleBench(
+      { startGateway: (env, name) => startGateway(env, name), rssOf },
+      {
+        rows: sizes(options['scale-rows']),
+        clients: sizes(options['scale-clients']),
+        fleet: { clients: fleetClients, rows: fleetRows },
+        cacheMb: Number(options['scale-cache-mb']),
+        workDir,
+        write: !options['no-write'],
+      },
+    );
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
+  if (options.only === 'scale') return scaleOnly();
   const workDir = await mkdtemp(join(tmpdir(), 'gateway-bench-'));
   const stops: Array<() => Promise<void>> = [];
   let azurite: RunningAzurite | undefined;

@@ -1,0 +1,334 @@
+/**
+ * `npm run bench -- --only scale`: the gateway at scale, on the local folder store, each figure
+ * beside its anchor measured in the same run: indexes of many rows (cold `/catalog` beside
+ * fast-csv's own parse of the same file, `/count` beside a bare readdir + stat of the same files,
+ * RSS per cached row), registries of many clients (token issue and verification beside the same
+ * with 10 clients) and a fleet of many clients' catalogs within CATALOG_CACHE_MB.
+ *
+ * Sizes: `--scale-rows 1000,10000,100000,1000000`, `--scale-clients 10,1000,10000`,
+ * `--scale-fleet 2000x5000`, `--scale-cache-mb 256`. Small sizes smoke-test the bench.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir, opendir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'fast-csv';
+import { hashSecret } from '../src/adapters/clients/secret-hash.js';
+import { runClientsCli } from '../src/app/clients-command.js';
+import { packageRoot } from '../src/app/package-root.js';
+
+export interface ScaleOptions {
+  readonly rows: readonly number[];
+  readonly clients: readonly number[];
+  readonly fleet: { readonly clients: number; readonly rows: number };
+  readonly cacheMb: number;
+  readonly workDir: string;
+  readonly write: boolean;
+}
+
+export interface ScaleGateway {
+  readonly port: number;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+export interface ScaleDependencies {
+  startGateway(env: Record<string, string>, name: string): Promise<ScaleGateway>;
+  rssOf(pid: number): Promise<number>;
+}
+
+interface Row {
+  readonly measure: string;
+  readonly gateway: string;
+  readonly anchor: string;
+  readonly ratio: string;
+  readonly goal: string;
+}
+
+const MiB = 1024 * 1024;
+const secret = 'scale-secret-0123456789abcdef';
+const metricsToken = 'scale-metrics-token-0123456789';
+/** Files that exist on disk: the first this many rows of any index (a million files would take the bench longer than the gateway). */
+const maxFiles = 100_000;
+const filesPerFolder = 1000;
+
+const fmt = (value: number, unit: string): string => `${value.toFixed(value >= 100 ? 0 : 2)} ${unit}`;
+const elapsed = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e6;
+
+const symbolOf = (prefix: string, i: number): string => `${prefix}${i}`;
+const pathOf = (i: number): string => `m/${Math.floor(i / filesPerFolder)}/S${i}.parquet`;
+
+function indexCsv(prefix: string, rows: number): string {
+  const lines = ['Symbol,ShortDescriptionPt,ShortDescription,FileName'];
+  for (let i = 0; i < rows; i += 1) lines.push(`${symbolOf(prefix, i)},Cotações diárias ${i},Daily quotes ${i},${pathOf(i)}`);
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+async function registryFile(path: string, clients: ReadonlyArray<{ readonly id: string; readonly indexPath: string }>): Promise<void> {
+  const secretHash = await hashSecret(secret);
+  const at = new Date().toISOString();
+  const entries = Object.fromEntries(clients.map((client) => [client.id, { secretHash, indexPath: client.indexPath, enabled: true, createdAt: at, updatedAt: at }]));
+  await writeFile(path, JSON.stringify({ version: 1, clients: entries }));
+}
+
+async function tokenFor(port: number, clientId: string): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
+  });
+  if (response.status !== 200) throw new Error(`token for ${clientId}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+async function getJson<T>(port: number, path: string, token: string): Promise<{ body: T; bytes: number; ms: number }> {
+  const started = process.hrtime.bigint();
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await response.text();
+  const ms = elapsed(started);
+  if (response.status !== 200) throw new Error(`${path}: ${response.status} ${text.slice(0, 200)}`);
+  return { body: JSON.parse(text) as T, bytes: Buffer.byteLength(text), ms };
+}
+
+async function metric(port: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+}
+
+/** fast-csv's own parse of the file, rows counted and dropped: the floor of reading an index. */
+async function fastCsvParse(path: string): Promise<number> {
+  const started = process.hrtime.bigint();
+  await new Promise<void>((resolve, reject) => {
+    createReadStream(path)
+      .pipe(parse({ headers: true }))
+      .on('data', () => undefined)
+      .on('error', reject)
+      .on('end', () => resolve());
+  });
+  return elapsed(started);
+}
+
+/** A bare readdir + stat of the folders holding the first `files` files, 64 stats at a time. */
+async function readdirAndStat(root: string, files: number): Promise<number> {
+  const started = process.hrtime.bigint();
+  let seen = 0;
+  for (let folder = 0; folder * filesPerFolder < files; folder += 1) {
+    const dir = join(root, 'm', String(folder));
+    const names: string[] = [];
+    for await (const entry of await opendir(dir)) names.push(entry.name);
+    for (let i = 0; i < names.length; i += 64) {
+      await Promise.all(names.slice(i, i + 64).map((name) => stat(join(dir, name), { bigint: true })));
+    }
+    seen += names.length;
+  }
+  if (seen < files) throw new Error(`expected ${files} files, saw ${seen}`);
+  return elapsed(started);
+}
+
+async function seedFiles(root: string, files: number): Promise<void> {
+  for (let folder = 0; folder * filesPerFolder < files; folder += 1) {
+    await mkdir(join(root, 'm', String(folder)), { recursive: true });
+    const count = Math.min(filesPerFolder, files - folder * filesPerFolder);
+    await Promise.all(Array.from({ length: count }, (_, j) => writeFile(join(root, pathOf(folder * filesPerFolder + j)), 'PAR1')));
+  }
+}
+
+async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
+  const root = join(options.workDir, 'scale-data');
+  const sizes = [...options.rows].sort((a, b) => a - b);
+  await mkdir(join(root, 'indexes'), { recursive: true });
+  await seedFiles(root, Math.min(maxFiles, sizes.at(-1) ?? 0));
+  const clients = sizes.map((size) => ({ id: `rows-${size}`, indexPath: `indexes/rows-${size}.csv` }));
+  for (const size of sizes) await writeFile(join(root, `indexes/rows-${size}.csv`), indexCsv('S', size));
+  const clientsFile = join(options.workDir, 'scale-rows-clients.json');
+  await registryFile(clientsFile, clients);
+  const gateway = await deps.startGateway(
+    { DATA_DIR: root, CLIENTS_FILE: clientsFile, LIST_CACHE_SECONDS: '0', CATALOG_CACHE_MB: '4096', INDEX_MAX_MB: '512', METRICS_TOKEN: metricsToken },
+    'scale-rows',
+  );
+  try {
+    for (const size of sizes) {
+      const clientId = `rows-${size}`;
+      const token = await tokenFor(gateway.port, clientId);
+      const rssBefore = await deps.rssOf(gateway.pid);
+      const accountedBefore = await metric(gateway.port, 'dfg_catalog_cache_bytes');
+      const catalog = await getJson<{ count: number }>(gateway.port, '/catalog', token);
+      if (catalog.body.count !== size) throw new Error(`/catalog of ${clientId}: ${catalog.body.count} rows`);
+      const parseMs = await fastCsvParse(join(root, `indexes/${clientId}.csv`));
+      const rssCatalog = await deps.rssOf(gateway.pid);
+      const accountedCatalog = (await metric(gateway.port, 'dfg_catalog_cache_bytes')) - accountedBefore;
+      rows.push({
+        measure: `cold GET /catalog, ${size.toLocaleString('en')} rows (${fmt(catalog.bytes / MiB, 'MiB')} body)`,
+        gateway: fmt(catalog.ms, 'ms'),
+        anchor: `fast-csv's own parse of the same index: ${fmt(parseMs, 'ms')}`,
+        ratio: `${(catalog.ms / parseMs).toFixed(2)}x`,
+        goal: '<= 3x (parse + serialize)',
+      });
+      const existing = Math.min(size, maxFiles);
+      const countStarted = process.hrtime.bigint();
+      const count = await getJson<{ count: number }>(gateway.port, '/count', token);
+      const countMs = elapsed(countStarted);
+      if (count.body.count !== existing) throw new Error(`/count of ${clientId}: ${count.body.count}, expected ${existing}`);
+      const bareMs = await readdirAndStat(root, existing);
+      rows.push({
+        measure: `GET /count, ${size.toLocaleString('en')} rows, ${existing.toLocaleString('en')} files on disk (LIST_CACHE_SECONDS=0)`,
+        gateway: fmt(countMs, 'ms'),
+        anchor: `bare readdir + stat of the same files: ${fmt(bareMs, 'ms')}`,
+        ratio: `${(countMs / bareMs).toFixed(2)}x`,
+        goal: '<= 1.5x',
+      });
+      let cursor: string | undefined;
+      let listed = 0;
+      let pages = 0;
+      const listStarted = process.hrtime.bigint();
+      do {
+        const page = await getJson<{ count: number; nextCursor?: string }>(gateway.port, `/list?limit=10000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, token);
+        listed += page.body.count;
+        pages += 1;
+        cursor = page.body.nextCursor;
+      } while (cursor !== undefined);
+      const listMs = elapsed(listStarted);
+      if (listed !== existing) throw new Error(`/list of ${clientId} gave ${listed} files, expected ${existing}`);
+      rows.push({
+        measure: `GET /list followed through ${pages} cursor page(s), ${existing.toLocaleString('en')} files`,
+        gateway: fmt(listMs, 'ms'),
+        anchor: `GET /count of the same: ${fmt(countMs, 'ms')}`,
+        ratio: `${(listMs / countMs).toFixed(2)}x`,
+        goal: 'every file once',
+      });
+      const rssAfter = await deps.rssOf(gateway.pid);
+      const accountedAll = (await metric(gateway.port, 'dfg_catalog_cache_bytes')) - accountedBefore;
+      rows.push({
+        measure: `RSS per cached row, ${size.toLocaleString('en')} rows: after /catalog; after /list and /count too`,
+        gateway: `${fmt((rssCatalog - rssBefore) / size, 'B')}; ${fmt((rssAfter - rssBefore) / size, 'B')}`,
+        anchor: `the cache's accounted bytes per row: ${fmt(accountedCatalog / size, 'B')}; ${fmt(accountedAll / size, 'B')}`,
+        ratio: `${((rssAfter - rssBefore) / Math.max(1, accountedAll)).toFixed(2)}x`,
+        goal: '<= 200 B per row',
+      });
+    }
+  } finally {
+    await gateway.stop();
+  }
+}
+
+async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
+  const root = join(options.workDir, 'scale-registry-data');
+  await mkdir(join(root, 'indexes'), { recursive: true });
+  await writeFile(join(root, 'indexes/shared.csv'), indexCsv('R', 10));
+  const measured: Array<{ clients: number; issueMs: number; verifyMs: number; addMs: number }> = [];
+  for (const count of [...options.clients].sort((a, b) => a - b)) {
+    const clientsFile = join(options.workDir, `scale-registry-${count}.json`);
+    await registryFile(clientsFile, Array.from({ length: count }, (_, i) => ({ id: `client-${i}`, indexPath: 'indexes/shared.csv' })));
+    const gateway = await deps.startGateway({ DATA_DIR: root, CLIENTS_FILE: clientsFile, TOKEN_FAILURE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000' }, `scale-registry-${count}`);
+    try {
+      const issues = 20;
+      const tokens: string[] = [];
+      await tokenFor(gateway.port, 'client-0');
+      const issueStarted = process.hrtime.bigint();
+      for (let i = 0; i < issues; i += 1) tokens.push(await tokenFor(gateway.port, `client-${(i * 7919) % count}`));
+      const issueMs = elapsed(issueStarted) / issues;
+      const verifications = 300;
+      const verifyStarted = process.hrtime.bigint();
+      for (let i = 0; i < verifications; i += 1) {
+        const response = await fetch(`http://127.0.0.1:${gateway.port}/count`, { headers: { authorization: `Bearer ${tokens[i % tokens.length] ?? ''}` } });
+        await response.arrayBuffer();
+        if (response.status !== 200) throw new Error(`/count with a token: ${response.status}`);
+      }
+      const verifyMs = elapsed(verifyStarted) / verifications;
+      const addStarted = process.hrtime.bigint();
+      const quiet = { write: () => true };
+      const exit = await runClientsCli(['add', `added-${count}`, '--secret', secret], { env: { CLIENTS_FILE: clientsFile }, stdout: quiet, stderr: quiet });
+      const addMs = elapsed(addStarted);
+      if (exit !== 0) throw new Error(`clients add at ${count} clients exited ${exit}`);
+      measured.push({ clients: count, issueMs, verifyMs, addMs });
+    } finally {
+      await gateway.stop();
+    }
+  }
+  const base = measured[0];
+  for (const m of measured) {
+    rows.push({
+      measure: `${m.clients.toLocaleString('en')} registered clients: token issue; request with a token (GET /count)`,
+      gateway: `${fmt(m.issueMs, 'ms')}; ${fmt(m.verifyMs, 'ms')}`,
+      anchor: base === undefined ? '-' : `${base.clients} clients: ${fmt(base.issueMs, 'ms')}; ${fmt(base.verifyMs, 'ms')}`,
+      ratio: base === undefined ? '-' : `${(m.issueMs / base.issueMs).toFixed(2)}x; ${(m.verifyMs / base.verifyMs).toFixed(2)}x`,
+      goal: '<= 1.1x',
+    });
+    rows.push({ measure: `\`clients add\` with ${m.clients.toLocaleString('en')} clients`, gateway: fmt(m.addMs, 'ms'), anchor: '-', ratio: '-', goal: '< 1000 ms' });
+  }
+}
+
+async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
+  const { clients: count, rows: size } = options.fleet;
+  const root = join(options.workDir, 'scale-fleet-data');
+  await mkdir(join(root, 'indexes'), { recursive: true });
+  const clients = Array.from({ length: count }, (_, i) => ({ id: `fleet-${i}`, indexPath: `indexes/fleet-${i}.csv` }));
+  for (const [i, client] of clients.entries()) await writeFile(join(root, client.indexPath), indexCsv(`F${i}_`, size));
+  const clientsFile = join(options.workDir, 'scale-fleet-clients.json');
+  await registryFile(clientsFile, clients);
+  const gateway = await deps.startGateway(
+    { DATA_DIR: root, CLIENTS_FILE: clientsFile, CATALOG_CACHE_MB: String(options.cacheMb), TOKEN_ISSUE_LIMIT: '1000000', METRICS_TOKEN: metricsToken },
+    'scale-fleet',
+  );
+  let peak = await deps.rssOf(gateway.pid);
+  const baseline = peak;
+  const sampler = setInterval(() => {
+    void deps.rssOf(gateway.pid).then((rss) => (peak = Math.max(peak, rss)), () => undefined);
+  }, 100);
+  try {
+    const started = process.hrtime.bigint();
+    for (const [i, client] of clients.entries()) {
+      const token = await tokenFor(gateway.port, client.id);
+      const { body } = await getJson<{ clientId: string; count: number; files: Array<{ Symbol: string }> }>(gateway.port, '/catalog', token);
+      const exact = body.clientId === client.id && body.count === size && body.files[0]?.Symbol === symbolOf(`F${i}_`, 0) && body.files.at(-1)?.Symbol === symbolOf(`F${i}_`, size - 1);
+      if (!exact) throw new Error(`${client.id} did not get its own catalog`);
+    }
+    const ms = elapsed(started);
+    peak = Math.max(peak, await deps.rssOf(gateway.pid));
+    const evictions = await metric(gateway.port, 'dfg_catalog_cache_evictions_total');
+    const accounted = await metric(gateway.port, 'dfg_catalog_cache_bytes');
+    rows.push({
+      measure: `${count.toLocaleString('en')} clients x ${size.toLocaleString('en')} rows, each client's /catalog checked exact (CATALOG_CACHE_MB=${options.cacheMb})`,
+      gateway: `peak RSS ${fmt(peak / MiB, 'MiB')} (from ${fmt(baseline / MiB, 'MiB')}); cache ${fmt(accounted / MiB, 'MiB')}, ${evictions} evictions; ${fmt(ms / count, 'ms')} per client`,
+      anchor: `CATALOG_CACHE_MB + 256 MiB: ${options.cacheMb + 256} MiB`,
+      ratio: `${(peak / MiB / (options.cacheMb + 256)).toFixed(2)}x`,
+      goal: '<= 1x',
+    });
+  } finally {
+    clearInterval(sampler);
+    await gateway.stop();
+  }
+}
+
+/** Runs every scale measure and returns the markdown table (also written to BENCHMARKS.md when asked). */
+export async function runScaleBench(deps: ScaleDependencies, options: ScaleOptions): Promise<string> {
+  const rows: Row[] = [];
+  await indexRows(deps, options, rows);
+  await registry(deps, options, rows);
+  await fleet(deps, options, rows);
+  const table = [
+    '| measure | gateway | anchor in the same run | ratio | goal |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${r.measure} | ${r.gateway} | ${r.anchor} | ${r.ratio} | ${r.goal} |`),
+  ].join('\n');
+  console.log(`\n${table}\n`);
+  if (options.write) await writeScaleSection(table, options);
+  return table;
+}
+
+async function writeScaleSection(table: string, options: ScaleOptions): Promise<void> {
+  const path = join(packageRoot(), 'BENCHMARKS.md');
+  const load = (await readFile('/proc/loadavg', 'utf8').catch(() => '?')).split(' ').slice(0, 3).join(' ');
+  const section = [
+    '<!-- bench-scale:start -->',
+    `Measured ${new Date().toISOString().slice(0, 16)}Z with \`npm run bench -- --only scale --scale-rows ${options.rows.join(',')} --scale-clients ${options.clients.join(',')} --scale-fleet ${options.fleet.clients}x${options.fleet.rows} --scale-cache-mb ${options.cacheMb}\`; load average at the end: ${load}.`,
+    '',
+    table,
+    '<!-- bench-scale:end -->',
+  ].join('\n');
+  const text = await readFile(path, 'utf8');
+  const start = text.indexOf('<!-- bench-scale:start -->');
+  const end = text.indexOf('<!-- bench-scale:end -->');
+  const updated = start === -1 || end === -1 ? `${text.trimEnd()}\n\n${section}\n` : `${text.slice(0, start)}${section}${text.slice(end + '<!-- bench-scale:end -->'.length)}`;
+  await writeFile(path, updated);
+  console.log(`Wrote ${path}`);
+}
