@@ -123,6 +123,15 @@ for (const { name, create } of storeFixtures) {
         expect(body.files).to.have.length(1);
       });
 
+      it('continues a truncated listing from its nextCursor, each file once, until an answer has none', async function () {
+        const first = jsonOf(await gateway.get('acme', '/list?limit=1'));
+        expect(first.nextCursor).to.be.a('string');
+        const second = jsonOf(await gateway.get('acme', `/list?limit=1&cursor=${encodeURIComponent(first.nextCursor)}`));
+        expect([...first.files, ...second.files].map((file: { symbol: string }) => file.symbol)).to.deep.equal(['QUOTES_2024', 'CURVE']);
+        expect(second).to.include({ count: 1, truncated: false });
+        expect(second).to.not.have.property('nextCursor');
+      });
+
       for (const limit of ['0', '-1', '1.5', 'abc', '10001', '99999999999999999999']) {
         it(`responds 400 for limit=${limit}`, async function () {
           const response = await gateway.get('acme', `/list?limit=${limit}`);
