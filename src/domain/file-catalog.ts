@@ -201,7 +201,11 @@ export class FileCatalogBuilder implements IndexRowSink {
   }
 
   build(version = ''): { catalog: FileCatalog; warnings: CatalogWarning[] } {
-    return { catalog: new FileCatalog(this.#fields, version), warnings: [...this.#warnings] };
+    const built = { catalog: new FileCatalog(this.#fields, version), warnings: [...this.#warnings] };
+    // Whoever still holds the builder must not hold a second copy of every row.
+    this.#fields.length = 0;
+    this.#seen.clear();
+    return built;
   }
 }
 

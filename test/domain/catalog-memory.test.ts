@@ -1,7 +1,9 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { expect } from 'chai';
 import { LruBoundedMemory } from '../../src/adapters/memory/lru-bounded-memory.js';
 import { CatalogCache } from '../../src/domain/catalog-cache.js';
-import { FileCatalog } from '../../src/domain/file-catalog.js';
+import { FileCatalog, FileCatalogBuilder } from '../../src/domain/file-catalog.js';
 import type { Clock, IndexRecord, IndexRowSink, IndexSource, LoadedIndex } from '../../src/domain/ports.js';
 
 const clock: Clock = { now: () => new Date(Date.UTC(2026, 0, 1)) };
@@ -109,5 +111,28 @@ describe('CatalogCache within CATALOG_CACHE_MB', function () {
     await cache.catalogAt('indexes/a.csv');
     await cache.catalogAt('indexes/a.csv');
     expect(memory.stats()).to.include({ hits: 2, misses: 1, evictions: 0, entries: 1 });
+  });
+});
+
+describe('FileCatalog accounted bytes against the heap', function () {
+  it('when 200,000 rows are built, accounts within 25% of what the heap actually grew by', function () {
+    this.timeout(60_000);
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const used = (): number => {
+      gc();
+      gc();
+      const memory = process.memoryUsage();
+      return memory.heapUsed + memory.arrayBuffers;
+    };
+    const before = used();
+    const builder = new FileCatalogBuilder();
+    for (let i = 0; i < 200_000; i += 1) {
+      builder.record({ row: i + 1, Symbol: `PETR4_${i}`, ShortDescriptionPt: `Cotações diárias ${i}`, ShortDescription: '', FileName: `equities/PETR4/${i}.parquet` });
+    }
+    const { catalog } = builder.build('v1');
+    const grown = used() - before;
+    expect(catalog.count).to.equal(200_000);
+    expect(catalog.bytes / grown, `accounted ${catalog.bytes} B, heap grew ${grown} B`).to.be.within(0.75, 1.25);
   });
 });
