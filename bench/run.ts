@@ -267,7 +267,7 @@ async function startGateway(env: Record<string, string>, profileName: string): P
       () => false,
     );
     if (ok) break;
-    if (child.exitCode !== null || attempt > 300) throw new Error(`the gateway did not start: ${errors}`);
+    if (child.exitCode !== null || attempt > 1200) throw new Error(`the gateway did not start: ${errors}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {

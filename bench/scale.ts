@@ -51,6 +51,12 @@ const metricsToken = 'scale-metrics-token-0123456789';
 const maxFiles = 100_000;
 const filesPerFolder = 1000;
 
+/** Adds a row to the table, and prints it at once (a long run shows its figures as they come). */
+function record(rows: Row[], row: Row): void {
+  console.log(`${row.measure}: ${row.gateway} | ${row.anchor} | ${row.ratio} | ${row.goal}`);
+  rows.push(row);
+}
+
 const fmt = (value: number, unit: string): string => `${value.toFixed(value >= 100 ? 0 : 2)} ${unit}`;
 const elapsed = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e6;
 
@@ -156,7 +162,7 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
       const parseMs = await fastCsvParse(join(root, `indexes/${clientId}.csv`));
       const rssCatalog = await deps.rssOf(gateway.pid);
       const accountedCatalog = (await metric(gateway.port, 'dfg_catalog_cache_bytes')) - accountedBefore;
-      rows.push({
+      record(rows, {
         measure: `cold GET /catalog, ${size.toLocaleString('en')} rows (${fmt(catalog.bytes / MiB, 'MiB')} body)`,
         gateway: fmt(catalog.ms, 'ms'),
         anchor: `fast-csv's own parse of the same index: ${fmt(parseMs, 'ms')}`,
@@ -169,7 +175,7 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
       const countMs = elapsed(countStarted);
       if (count.body.count !== existing) throw new Error(`/count of ${clientId}: ${count.body.count}, expected ${existing}`);
       const bareMs = await readdirAndStat(root, existing);
-      rows.push({
+      record(rows, {
         measure: `GET /count, ${size.toLocaleString('en')} rows, ${existing.toLocaleString('en')} files on disk (LIST_CACHE_SECONDS=0)`,
         gateway: fmt(countMs, 'ms'),
         anchor: `bare readdir + stat of the same files: ${fmt(bareMs, 'ms')}`,
@@ -188,7 +194,7 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
       } while (cursor !== undefined);
       const listMs = elapsed(listStarted);
       if (listed !== existing) throw new Error(`/list of ${clientId} gave ${listed} files, expected ${existing}`);
-      rows.push({
+      record(rows, {
         measure: `GET /list followed through ${pages} cursor page(s), ${existing.toLocaleString('en')} files`,
         gateway: fmt(listMs, 'ms'),
         anchor: `GET /count of the same: ${fmt(countMs, 'ms')}`,
@@ -197,7 +203,7 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
       });
       const rssAfter = await deps.rssOf(gateway.pid);
       const accountedAll = (await metric(gateway.port, 'dfg_catalog_cache_bytes')) - accountedBefore;
-      rows.push({
+      record(rows, {
         measure: `RSS per cached row, ${size.toLocaleString('en')} rows: after /catalog; after /list and /count too`,
         gateway: `${fmt((rssCatalog - rssBefore) / size, 'B')}; ${fmt((rssAfter - rssBefore) / size, 'B')}`,
         anchor: `the cache's accounted bytes per row: ${fmt(accountedCatalog / size, 'B')}; ${fmt(accountedAll / size, 'B')}`,
@@ -246,14 +252,14 @@ async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Ro
   }
   const base = measured[0];
   for (const m of measured) {
-    rows.push({
+    record(rows, {
       measure: `${m.clients.toLocaleString('en')} registered clients: token issue; request with a token (GET /count)`,
       gateway: `${fmt(m.issueMs, 'ms')}; ${fmt(m.verifyMs, 'ms')}`,
       anchor: base === undefined ? '-' : `${base.clients} clients: ${fmt(base.issueMs, 'ms')}; ${fmt(base.verifyMs, 'ms')}`,
       ratio: base === undefined ? '-' : `${(m.issueMs / base.issueMs).toFixed(2)}x; ${(m.verifyMs / base.verifyMs).toFixed(2)}x`,
       goal: '<= 1.1x',
     });
-    rows.push({ measure: `\`clients add\` with ${m.clients.toLocaleString('en')} clients`, gateway: fmt(m.addMs, 'ms'), anchor: '-', ratio: '-', goal: '< 1000 ms' });
+    record(rows, { measure: `\`clients add\` with ${m.clients.toLocaleString('en')} clients`, gateway: fmt(m.addMs, 'ms'), anchor: '-', ratio: '-', goal: '< 1000 ms' });
   }
 }
 
@@ -286,7 +292,7 @@ async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]
     peak = Math.max(peak, await deps.rssOf(gateway.pid));
     const evictions = await metric(gateway.port, 'dfg_catalog_cache_evictions_total');
     const accounted = await metric(gateway.port, 'dfg_catalog_cache_bytes');
-    rows.push({
+    record(rows, {
       measure: `${count.toLocaleString('en')} clients x ${size.toLocaleString('en')} rows, each client's /catalog checked exact (CATALOG_CACHE_MB=${options.cacheMb})`,
       gateway: `peak RSS ${fmt(peak / MiB, 'MiB')} (from ${fmt(baseline / MiB, 'MiB')}); cache ${fmt(accounted / MiB, 'MiB')}, ${evictions} evictions; ${fmt(ms / count, 'ms')} per client`,
       anchor: `CATALOG_CACHE_MB + 256 MiB: ${options.cacheMb + 256} MiB`,
