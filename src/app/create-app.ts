@@ -13,7 +13,7 @@ import { memoryStores, resilientStores, type RateLimitStoreFactory } from '../ad
 import { VerificationQueue, verificationQueueBounds } from '../adapters/http/verification-queue.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-store.js';
-import { LruBoundedMemory } from '../adapters/memory/lru-bounded-memory.js';
+import { LruBoundedMemory } from '../adapters/index/lru-bounded-memory.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
 import { S3Credentials } from '../adapters/s3/s3-credentials.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';

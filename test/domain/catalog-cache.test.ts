@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { LruBoundedMemory } from '../../src/adapters/memory/lru-bounded-memory.js';
+import { LruBoundedMemory } from '../../src/adapters/index/lru-bounded-memory.js';
 import { CatalogCache } from '../../src/domain/catalog-cache.js';
 import { IndexMalformed, StorageUnavailable } from '../../src/domain/errors.js';
 import type { Clock, IndexRecord, IndexRowSink, IndexSource, LoadedIndex } from '../../src/domain/ports.js';

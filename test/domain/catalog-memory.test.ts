@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { expect } from 'chai';
-import { LruBoundedMemory } from '../../src/adapters/memory/lru-bounded-memory.js';
+import { LruBoundedMemory } from '../../src/adapters/index/lru-bounded-memory.js';
 import { CatalogCache } from '../../src/domain/catalog-cache.js';
 import { FileCatalog, FileCatalogBuilder } from '../../src/domain/file-catalog.js';
 import type { Clock, IndexRecord, IndexRowSink, IndexSource, LoadedIndex } from '../../src/domain/ports.js';

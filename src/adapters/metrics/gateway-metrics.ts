@@ -1,6 +1,6 @@
 import { metrics as openTelemetry, type Counter as OtelCounter, type Histogram as OtelHistogram } from '@opentelemetry/api';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { BoundedMemoryStats } from '../memory/lru-bounded-memory.js';
+import type { BoundedMemoryStats } from '../index/lru-bounded-memory.js';
 
 /** Request durations, from a fast JSON answer to a long download. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
