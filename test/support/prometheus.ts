@@ -21,7 +21,8 @@ export function parsePrometheusText(text: string): Sample[] {
     }
     const raw = match[3] ?? '';
     const value = raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw);
-    if (Number.isNaN(value) && raw !== 'NaN') throw new Error(`Not a sample value: ${raw}`);
+    // Prometheus reads NaN in any case (Go's ParseFloat); prom-client writes it `Nan` (e.g. an event-loop lag not sampled yet).
+    if (Number.isNaN(value) && raw.toLowerCase() !== 'nan') throw new Error(`Not a sample value: ${raw} in ${line}`);
     samples.push({ name: match[1] ?? '', labels, value });
   }
   return samples;
