@@ -148,7 +148,8 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
   const clientsFile = join(options.workDir, 'scale-rows-clients.json');
   await registryFile(clientsFile, clients);
   const gateway = await deps.startGateway(
-    { DATA_DIR: root, CLIENTS_FILE: clientsFile, LIST_CACHE_SECONDS: '0', CATALOG_CACHE_MB: '4096', INDEX_MAX_MB: '512', METRICS_TOKEN: metricsToken },
+    // Each client's first /count checks storage (nothing is cached yet); its /list pages then reuse that answer.
+    { DATA_DIR: root, CLIENTS_FILE: clientsFile, LIST_CACHE_SECONDS: '600', CATALOG_CACHE_MB: '4096', INDEX_MAX_MB: '512', METRICS_TOKEN: metricsToken },
     'scale-rows',
   );
   try {
@@ -176,7 +177,7 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
       if (count.body.count !== existing) throw new Error(`/count of ${clientId}: ${count.body.count}, expected ${existing}`);
       const bareMs = await readdirAndStat(root, existing);
       record(rows, {
-        measure: `GET /count, ${size.toLocaleString('en')} rows, ${existing.toLocaleString('en')} files on disk (LIST_CACHE_SECONDS=0)`,
+        measure: `first GET /count, ${size.toLocaleString('en')} rows, ${existing.toLocaleString('en')} files on disk`,
         gateway: fmt(countMs, 'ms'),
         anchor: `bare readdir + stat of the same files: ${fmt(bareMs, 'ms')}`,
         ratio: `${(countMs / bareMs).toFixed(2)}x`,
@@ -195,7 +196,7 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
       const listMs = elapsed(listStarted);
       if (listed !== existing) throw new Error(`/list of ${clientId} gave ${listed} files, expected ${existing}`);
       record(rows, {
-        measure: `GET /list followed through ${pages} cursor page(s), ${existing.toLocaleString('en')} files`,
+        measure: `GET /list followed through ${pages} cursor page(s), ${existing.toLocaleString('en')} files (within LIST_CACHE_SECONDS of the /count)`,
         gateway: fmt(listMs, 'ms'),
         anchor: `GET /count of the same: ${fmt(countMs, 'ms')}`,
         ratio: `${(listMs / countMs).toFixed(2)}x`,
