@@ -103,25 +103,19 @@ export class FileAccess {
 
   async list(principal: Principal, options: ListOptions): Promise<FileListing> {
     const catalog = await this.deps.entitlement.catalogFor(principal);
-    const existing = await this.existingFiles(catalog);
+    const start = startRow(catalog, options.from);
     const since = options.modifiedSince?.getTime() ?? -Infinity;
-    const files: ExistingFile[] = [];
-    let truncated = false;
-    let lastRow = -1;
-    for (let i = existing.firstAtOrAfter(startRow(catalog, options.from)); i < existing.count; i += 1) {
-      if (existing.uploadedAt(i) < since) continue;
-      if (files.length === options.limit) {
-        truncated = true;
-        break;
-      }
-      files.push(existing.fileAt(catalog, i));
-      lastRow = existing.rowAt(i);
-    }
+    const known = this.#freshExistingFiles(catalog);
+    // A later page whose listing is no longer fresh asks storage about the rows it reaches, not the whole catalog.
+    const page =
+      options.from !== undefined && known === undefined
+        ? await this.#pageFromStorage(catalog, start, since, options.limit)
+        : pageOf(catalog, known ?? (await this.#loadExistingFiles(catalog)), start, since, options.limit);
     const next =
-      truncated && lastRow !== -1
-        ? { version: catalog.version, row: lastRow + 1, lastFileName: catalog.fileNameAt(lastRow) }
+      page.truncated && page.lastRow !== -1
+        ? { version: catalog.version, row: page.lastRow + 1, lastFileName: catalog.fileNameAt(page.lastRow) }
         : undefined;
-    return { files, count: files.length, limit: options.limit, truncated, ...(next !== undefined && { next }) };
+    return { files: page.files, count: page.files.length, limit: options.limit, truncated: page.truncated, ...(next !== undefined && { next }) };
   }
 
   /** The client's existing files by storage path: for clients that page through paths rather than the index. */
@@ -204,10 +198,13 @@ export class FileAccess {
    * and `/count` polled by many clients cost storage one listing. Kept in the bounded memory.
    */
   private async existingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
+    return this.#freshExistingFiles(catalog) ?? this.#loadExistingFiles(catalog);
+  }
+
+  /** Asks storage which of the catalog's files exist (concurrent callers share one check), and keeps the answer. */
+  #loadExistingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
     const now = this.deps.clock.now().getTime();
-    const key = `existing:${catalog.serial}`;
-    const known = this.deps.memory.get(key) as KnownFiles | undefined;
-    if (known !== undefined && now - known.at < this.deps.listCacheMs) return known.files;
+    const key = existingKey(catalog);
     let finding = this.#finding.get(catalog.serial);
     if (finding === undefined) {
       // A failure is not kept: the next request asks storage again.
@@ -222,12 +219,75 @@ export class FileAccess {
     return finding;
   }
 
+  #freshExistingFiles(catalog: FileCatalog): ExistingFiles | undefined {
+    const known = this.deps.memory.get(existingKey(catalog)) as KnownFiles | undefined;
+    return known !== undefined && this.deps.clock.now().getTime() - known.at < this.deps.listCacheMs ? known.files : undefined;
+  }
+
+  /**
+   * A page read from storage from catalog row `start` on: windows of `limit + 1` rows, doubling,
+   * until the page is full and one more file shows it is truncated, or the catalog ends.
+   */
+  async #pageFromStorage(catalog: FileCatalog, start: number, since: number, limit: number): Promise<Page> {
+    const files: ExistingFile[] = [];
+    let lastRow = -1;
+    let window = limit + 1;
+    for (let row = start; row < catalog.count; window *= 2) {
+      const end = Math.min(catalog.count, row + window);
+      const paths: string[] = [];
+      for (let r = row; r < end; r += 1) paths.push(catalog.fileNameAt(r));
+      const found = await this.deps.store.existing(paths);
+      for (; row < end; row += 1) {
+        const blob = found.get(catalog.fileNameAt(row));
+        if (blob === undefined || blob.lastModified.getTime() < since) continue;
+        if (files.length === limit) return { files, truncated: true, lastRow };
+        files.push(existingFileOf(catalog.entryAt(row), blob));
+        lastRow = row;
+      }
+    }
+    return { files, truncated: false, lastRow };
+  }
+
   async #findExistingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
     const paths: string[] = new Array<string>(catalog.count);
     for (let row = 0; row < catalog.count; row += 1) paths[row] = catalog.fileNameAt(row);
     const found = await this.deps.store.existing(paths);
     return ExistingFiles.of(catalog, found);
   }
+}
+
+function existingKey(catalog: FileCatalog): string {
+  return `existing:${catalog.serial}`;
+}
+
+interface Page {
+  readonly files: ExistingFile[];
+  readonly truncated: boolean;
+  /** The catalog row of the last file in `files`, or -1. */
+  readonly lastRow: number;
+}
+
+/** A page of at most `limit` files from catalog row `start` on, uploaded at or after `since`. */
+function pageOf(catalog: FileCatalog, existing: ExistingFiles, start: number, since: number, limit: number): Page {
+  const files: ExistingFile[] = [];
+  let lastRow = -1;
+  for (let i = existing.firstAtOrAfter(start); i < existing.count; i += 1) {
+    if (existing.uploadedAt(i) < since) continue;
+    if (files.length === limit) return { files, truncated: true, lastRow };
+    files.push(existing.fileAt(catalog, i));
+    lastRow = existing.rowAt(i);
+  }
+  return { files, truncated: false, lastRow };
+}
+
+function existingFileOf(entry: CatalogEntry, blob: BlobSummary): ExistingFile {
+  return {
+    entry,
+    size: blob.size,
+    uploaded: blob.lastModified,
+    etag: blob.etag,
+    ...(blob.contentMd5 !== undefined && { md5: blob.contentMd5 }),
+  };
 }
 
 /** The row to start a listing at; throws `CursorExpired` when the position is from another version of the catalog. */

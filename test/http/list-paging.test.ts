@@ -129,6 +129,27 @@ describe('GET /list with cursors', function () {
       expect((await gateway.get('acme', `/list?cursor=${encodeURIComponent(cursor)}`)).status).to.equal(200);
     });
 
+    it('when the listing is no longer fresh (LIST_CACHE_SECONDS=0), asks storage about the rows each later page reaches, not the whole catalog each time', async function () {
+      const asked: number[] = [];
+      const inner = store.existing.bind(store);
+      store.existing = (paths) => {
+        asked.push(paths.length);
+        return inner(paths);
+      };
+      const pages: ListAnswer[] = [];
+      let path: string | undefined = '/list?limit=5';
+      while (path !== undefined) {
+        const page: ListAnswer = jsonOf<ListAnswer>(await gateway.get('acme', path));
+        pages.push(page);
+        path = page.nextCursor === undefined ? undefined : `/list?limit=5&cursor=${encodeURIComponent(page.nextCursor)}`;
+      }
+      expect(pages.flatMap((page) => page.files.map((file) => file.symbol))).to.deep.equal(existing);
+      expect(pages).to.have.length(4);
+      expect(asked[0], 'the first page: the whole catalog, kept for /count and other clients').to.equal(30);
+      const later = asked.slice(1).reduce((sum, paths) => sum + paths, 0);
+      expect(later, `paths asked by the 3 later pages: ${asked.slice(1).join(', ')}`).to.be.at.most(2 * 30);
+    });
+
     it('responds 400 to a cursor longer than 4096 characters', async function () {
       expect((await gateway.get('acme', `/list?cursor=${'a'.repeat(4097)}`)).status).to.equal(400);
     });
