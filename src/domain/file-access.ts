@@ -118,17 +118,42 @@ export class FileAccess {
     return { files: page.files, count: page.files.length, limit: options.limit, truncated: page.truncated, ...(next !== undefined && { next }) };
   }
 
-  /** The client's existing files by storage path: for clients that page through paths rather than the index. */
+  /**
+   * The client's existing files by storage path, each path once, for clients that page through
+   * paths rather than the index. The path order of a listing is computed once per listing and kept
+   * in the bounded memory beside it, so each page costs a binary search and its own files.
+   */
   async listByPath(principal: Principal, options: PathListOptions): Promise<PathListing> {
-    const byPath = new Map<string, ExistingFile>();
-    for (const file of await this.existingFiles(principal)) {
-      const path = file.entry.fileName;
-      if (!path.startsWith(options.prefix) || byPath.has(path)) continue;
-      if (options.after !== undefined && compareUtf8(path, options.after) <= 0) continue;
-      byPath.set(path, file);
+    const catalog = await this.deps.entitlement.catalogFor(principal);
+    const existing = await this.existingFiles(catalog);
+    const order = this.#pathOrder(catalog, existing);
+    const pathAt = (i: number): string => catalog.fileNameAt(existing.rowAt(order[i] ?? 0));
+    let i = lowerBound(order.length, (k) => compareUtf8(pathAt(k), options.prefix) >= 0);
+    if (options.after !== undefined) {
+      const after = options.after;
+      i = Math.max(i, lowerBound(order.length, (k) => compareUtf8(pathAt(k), after) > 0));
     }
-    const sorted = [...byPath.values()].sort((a, b) => compareUtf8(a.entry.fileName, b.entry.fileName));
-    return { files: sorted.slice(0, options.limit), truncated: sorted.length > options.limit };
+    const files: ExistingFile[] = [];
+    for (; i < order.length && pathAt(i).startsWith(options.prefix); i += 1) {
+      if (files.length === options.limit) return { files, truncated: true };
+      files.push(existing.fileAt(catalog, order[i] ?? 0));
+    }
+    return { files, truncated: false };
+  }
+
+  /** Indexes into `existing`, one per distinct path, in the byte order of the UTF-8 paths. */
+  #pathOrder(catalog: FileCatalog, existing: ExistingFiles): Uint32Array {
+    const key = `by-path:${catalog.serial}`;
+    const kept = this.deps.memory.get(key) as { readonly existing: ExistingFiles; readonly order: Uint32Array } | undefined;
+    if (kept !== undefined && kept.existing === existing) return kept.order;
+    const indexes = Array.from({ length: existing.count }, (_, i) => i);
+    indexes.sort((x, y) => compareUtf8(catalog.fileNameAt(existing.rowAt(x)), catalog.fileNameAt(existing.rowAt(y))) || x - y);
+    const distinct = indexes.filter(
+      (index, k) => k === 0 || catalog.fileNameAt(existing.rowAt(index)) !== catalog.fileNameAt(existing.rowAt(indexes[k - 1] ?? 0)),
+    );
+    const order = Uint32Array.from(distinct);
+    this.deps.memory.set(key, { existing, order }, order.byteLength + 160);
+    return order;
   }
 
   async count(principal: Principal): Promise<number> {
@@ -288,6 +313,18 @@ function existingFileOf(entry: CatalogEntry, blob: BlobSummary): ExistingFile {
     etag: blob.etag,
     ...(blob.contentMd5 !== undefined && { md5: blob.contentMd5 }),
   };
+}
+
+/** The first of `0..length` for which `isAtOrPast` holds (it holds for every index after it too). */
+function lowerBound(length: number, isAtOrPast: (index: number) => boolean): number {
+  let low = 0;
+  let high = length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (isAtOrPast(middle)) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }
 
 /** The row to start a listing at; throws `CursorExpired` when the position is from another version of the catalog. */

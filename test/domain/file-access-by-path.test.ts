@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { LruBoundedMemory } from '../../src/adapters/index/lru-bounded-memory.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { Entitlement, type CatalogProvider } from '../../src/domain/entitlement.js';
 import { compareUtf8, FileAccess } from '../../src/domain/file-access.js';
@@ -16,7 +17,7 @@ function accessOver(indexPaths: readonly string[], stored: readonly string[]): F
     indexPaths.map((path, i) => ({ row: i + 1, Symbol: `S${i}`, ShortDescriptionPt: '', ShortDescription: '', FileName: path })),
   ).catalog;
   const catalogs: CatalogProvider = { catalogAt: async (indexPath) => (indexPath === acme.indexPath ? catalog : undefined) };
-  return new FileAccess({ entitlement: new Entitlement(catalogs), store, clock: fixedClock, listCacheMs: 0 });
+  return new FileAccess({ entitlement: new Entitlement(catalogs), store, clock: fixedClock, listCacheMs: 60_000, memory: new LruBoundedMemory(16 * 1024 * 1024) });
 }
 
 describe('FileAccess.listByPath', function () {
