@@ -34,6 +34,8 @@ export interface GatewayConfig {
   /** Direct download links (`/link/<symbol>`, `?redirect=true`): storage serves the bytes. */
   readonly downloadLinks: boolean;
   readonly downloadLinkTtlSeconds: number;
+  /** The subscriber portal at `/portal` (PORTAL=on, the default); no `/portal` route at all when off. */
+  readonly portal: boolean;
   /** Wrong secrets per client id from one address per window. */
   readonly tokenFailureLimit: number;
   /** Wrong secrets per client id from all addresses per window, past which only addresses without failures may try. */
@@ -109,6 +111,7 @@ export const CONFIG_VARIABLES = [
   'DOWNLOAD_RATE_WINDOW_SECONDS',
   'DOWNLOAD_LINKS',
   'DOWNLOAD_LINK_TTL_SECONDS',
+  'PORTAL',
   'TOKEN_FAILURE_LIMIT',
   'TOKEN_FAILURE_CLIENT_LIMIT',
   'TOKEN_FAILURE_WINDOW_SECONDS',
@@ -193,6 +196,7 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     downloadRateWindowSeconds: integer(env, 'DOWNLOAD_RATE_WINDOW_SECONDS', 60, 1, 86400),
     downloadLinks,
     downloadLinkTtlSeconds: integer(env, 'DOWNLOAD_LINK_TTL_SECONDS', 300, 10, 86400),
+    portal: oneOf(env, 'PORTAL', ['on', 'off'] as const, 'on') === 'on',
     tokenFailureLimit: integer(env, 'TOKEN_FAILURE_LIMIT', 10, 1, 1_000_000),
     tokenFailureClientLimit: integer(env, 'TOKEN_FAILURE_CLIENT_LIMIT', 100, 1, 1_000_000),
     tokenFailureWindowSeconds: integer(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 900, 1, 86400),

@@ -5,6 +5,7 @@ import { noAudit, type AuditTrail } from '../adapters/audit/audit-trail.js';
 import { ScryptSecretHasher } from '../adapters/clients/secret-hash.js';
 import type { DirectLinkIssuer, DirectLinkRequest } from '../adapters/http/download-handler.js';
 import { createHttpApp } from '../adapters/http/http-app.js';
+import { builtPortalFiles, portalLinkTtlMs, type PortalSettings } from '../adapters/http/portal.js';
 import { SignedLinks } from '../adapters/http/signed-links.js';
 import { ListCursors } from '../adapters/http/list-cursors.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
@@ -23,7 +24,7 @@ import { Entitlement } from '../domain/entitlement.js';
 import { FileAccess } from '../domain/file-access.js';
 import type { BlobStore, ClientRegistry, Clock, SecretHasher } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
-import { openApiDefinitionPath } from './package-root.js';
+import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
 import { logReadinessProblems, Readiness } from './readiness.js';
 
 /** The adapters the app runs on; every setting comes from the validated `GatewayConfig`. */
@@ -106,6 +107,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     onWaiting: (waiting) => metrics.secretVerificationsWaiting(waiting),
     onRefused: (reason) => metrics.secretVerificationRefused(reason),
   });
+  const portal = portalSettings(config, links, signedLinks, clock);
   const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);
 
   return createHttpApp({
@@ -133,7 +135,8 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     readiness,
     trustProxy: config.trustProxy,
     links,
-    signedLinks,
+    signedLinks: portal?.signedLinks ?? signedLinks,
+    portal: portal?.settings,
     publicBaseUrl: config.publicBaseUrl,
     s3:
       config.s3 === undefined
@@ -161,4 +164,26 @@ function directLinks(
   if (storageLinks !== undefined) return { links: { issue: (link) => storageLinks(link), ttlMs }, signedLinks: undefined };
   const signedLinks = new SignedLinks(config.tokenSigningKey, clock);
   return { links: { issue: (link, baseUrl) => signedLinks.urlFor(link, baseUrl), ttlMs }, signedLinks };
+}
+
+/**
+ * The portal (PORTAL=on) and its download links: the direct links of DOWNLOAD_LINKS=on where they
+ * are on, otherwise links the gateway signs and serves itself (so `/download/signed/<name>` exists
+ * with the portal); either way valid 60 seconds at most.
+ */
+function portalSettings(
+  config: GatewayConfig,
+  links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined,
+  signedLinks: SignedLinks | undefined,
+  clock: Clock,
+): { readonly settings: PortalSettings; readonly signedLinks: SignedLinks | undefined } | undefined {
+  if (!config.portal) return undefined;
+  const files = builtPortalFiles(builtPortalDir());
+  // The S3-compatible API is not part of this gateway yet: no `aws s3 cp` in the portal.
+  const s3Api = undefined;
+  if (links !== undefined) {
+    return { settings: { ...files, s3Api, links: { issue: links.issue, ttlMs: Math.min(links.ttlMs, portalLinkTtlMs) } }, signedLinks };
+  }
+  const own = signedLinks ?? new SignedLinks(config.tokenSigningKey, clock);
+  return { settings: { ...files, s3Api, links: { issue: (link, baseUrl) => own.urlFor(link, baseUrl), ttlMs: portalLinkTtlMs } }, signedLinks: own };
 }

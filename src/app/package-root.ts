@@ -18,3 +18,5 @@ export function packageRoot(): string {
 
 export const bundledSampleDataDir = (): string => join(packageRoot(), 'sample-data');
 export const openApiDefinitionPath = (): string => join(packageRoot(), 'openapi.yaml');
+/** Where `npm run build` writes the subscriber portal (Vite's output of `portal/`). */
+export const builtPortalDir = (): string => join(packageRoot(), 'dist', 'portal');

@@ -414,6 +414,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The subscriber portal
+         * @description A single-page app, served by the gateway itself (no CDN), in which a subscriber signs in
+         *     with its client id and secret (`POST /oauth/token`; the secret is never stored, the token
+         *     lives in the tab's memory), browses and searches its files (`/catalog`, `/list`), sees a
+         *     file's details (`/info/{symbol}`) with copy-ready commands, and downloads files through the
+         *     browser's own download manager (`/portal/link/{symbol}`). Its Content-Security-Policy
+         *     allows this origin only, nothing inline, and no framing. On by default; `PORTAL=off`
+         *     removes every `/portal` route (`404`). No token needed to load it.
+         */
+        get: operations["getPortal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/config.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the portal needs to know of this gateway's configuration
+         * @description The settings the portal cannot learn from the API itself: whether the S3-compatible API is
+         *     on (then the portal offers an `aws s3 cp` command). No token needed; `404` with `PORTAL=off`.
+         */
+        get: operations["getPortalConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/assets/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file the portal's build wrote (its name carries a hash of its content).
+                 * @example index-B4x1s9Qe.js
+                 */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A script or style sheet of the portal
+         * @description The files `/portal` loads, as `npm run build` wrote them. Any other name is `404`.
+         */
+        get: operations["getPortalAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/link/{symbol}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A symbol of the caller's catalog (the `Symbol` column of its index), percent-encoded.
+                 * @example PETR4
+                 */
+                symbol: components["parameters"]["Symbol"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A 60-second download link for the portal
+         * @description What the portal hands to the browser's download manager, so that a large file is neither
+         *     held in the tab's memory nor deprived of the browser's pause and resume: a link for this
+         *     client and this one file (the version `etag`), valid 60 seconds (or `DOWNLOAD_LINK_TTL_SECONDS`
+         *     when shorter). With `DOWNLOAD_LINKS=on` it is the same direct link as `GET /link/{symbol}`
+         *     (a SAS URL on Azure); otherwise a gateway-signed `/download/signed/{name}` URL, which then
+         *     exists for these links. Entitlement is checked exactly as for a download, the link counts
+         *     against the download rate limit and is audited. `404` also with `PORTAL=off`.
+         */
+        get: operations["getPortalDownloadLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -476,7 +581,7 @@ export interface paths {
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
                  *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-                 *       `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
+                 *       `openapi.yaml`, `docs`, `portal`, `.well-known`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -692,6 +797,16 @@ export interface components {
              * @example "0x8DC2A4F5B1C2D3E"
              */
             etag: string;
+        };
+        /** @description What the portal needs to know of the gateway's configuration. */
+        PortalConfig: {
+            /** @description The S3-compatible API when it is on (the portal then shows `aws s3 cp`); `null` when off. */
+            s3Api: {
+                /** @description The `--endpoint-url` of `aws s3` commands. */
+                endpointUrl: string;
+                /** @description The bucket name files are addressed under (`s3://<bucket>/<path>`). */
+                bucket: string;
+            } | null;
         };
         /** @description A subscribed file's storage properties. */
         FileInfo: {
@@ -1323,7 +1438,7 @@ export interface components {
          *       rejected with `400`, so nothing is ever decoded twice.
          *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
          *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-         *       `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
+         *       `openapi.yaml`, `docs`, `portal`, `.well-known`) cannot be reached here;
          *       use `/download/{symbol}` for them.
          *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
          *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -1461,6 +1576,12 @@ export interface components {
          * @example default-src 'none'; script-src 'self'; connect-src 'self'
          */
         ContentSecurityPolicyDocs: string;
+        /**
+         * @description The portal may load scripts, styles and images from this origin only, call this origin
+         *     only, run no inline script or style, and may not be framed (`frame-ancestors 'none'`).
+         * @example default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'
+         */
+        ContentSecurityPolicyPortal: string;
         /**
          * @description HTTP/1.0 equivalent of `Cache-Control: no-cache`.
          * @example no-cache
@@ -2284,6 +2405,131 @@ export interface operations {
             404: components["responses"]["RouteNotFound"];
         };
     };
+    getPortal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The portal's page (HTML). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Content-Security-Policy": components["headers"]["ContentSecurityPolicyPortal"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["RouteNotFound"];
+        };
+    };
+    getPortalConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The portal's configuration. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["RouteNotFound"];
+        };
+    };
+    getPortalAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file the portal's build wrote (its name carries a hash of its content).
+                 * @example index-B4x1s9Qe.js
+                 */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file; its name changes whenever its content does, so it may be kept for a year. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPublic"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                    "image/svg+xml": string;
+                    "image/png": string;
+                    "font/woff2": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["RouteNotFound"];
+        };
+    };
+    getPortalDownloadLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A symbol of the caller's catalog (the `Symbol` column of its index), percent-encoded.
+                 * @example PETR4
+                 */
+                symbol: components["parameters"]["Symbol"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DownloadLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The file does not exist in storage (`file_not_found`), or the portal is off (`route_not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getAuthorizationServerMetadata: {
         parameters: {
             query?: never;
@@ -2402,7 +2648,7 @@ export interface operations {
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
                  *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-                 *       `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
+                 *       `openapi.yaml`, `docs`, `portal`, `.well-known`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -2508,7 +2754,7 @@ export interface operations {
                  *       rejected with `400`, so nothing is ever decoded twice.
                  *     * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
                  *       `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-                 *       `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
+                 *       `openapi.yaml`, `docs`, `portal`, `.well-known`) cannot be reached here;
                  *       use `/download/{symbol}` for them.
                  *     * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
                  *       slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other

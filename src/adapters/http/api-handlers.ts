@@ -9,6 +9,7 @@ import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf } from '.
 import { handleDownload, handleLinkRequest, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from './grammar/request-path.js';
+import { portalConfiguration, portalContentSecurityPolicy, type PortalSettings } from './portal.js';
 import { authorizationServerMetadata, protectedResourceMetadata, publicOrigin } from './oauth-discovery.js';
 import type { ListCursors } from './list-cursors.js';
 import type { SignedLinks } from './signed-links.js';
@@ -40,6 +41,8 @@ export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   readonly listCursors: ListCursors;
   /** The files of the `/docs` page by name; `undefined` for any other name. */
   readonly apiReferenceAsset: (name: string) => Promise<ApiReferenceAsset | undefined>;
+  /** The subscriber portal (`/portal`); its routes do not exist when `undefined` (PORTAL=off). */
+  readonly portal: PortalSettings | undefined;
 }
 
 export type OperationHandler = (context: OperationContext) => Promise<void>;
@@ -228,6 +231,32 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       context.res.set('Cache-Control', 'public, max-age=3600').status(200).send(asset.body);
     },
 
+    async getPortal(context) {
+      const page = await portalOf(deps).page();
+      if (page === undefined) throw new RequestRefused('route_not_found', 'No route GET /portal: the portal was not built (npm run build)');
+      context.res
+        .set({ 'Cache-Control': 'no-cache', 'Content-Security-Policy': portalContentSecurityPolicy })
+        .setHeader('Content-Type', page.contentType);
+      context.res.status(200).send(page.body);
+    },
+
+    async getPortalAsset(context) {
+      const name = context.params['asset'] ?? '';
+      const asset = await portalOf(deps).asset(name);
+      if (asset === undefined) throw new RequestRefused('route_not_found', `No route GET /portal/assets/${name}`);
+      // Vite names every asset after a hash of its content: a name never changes its bytes.
+      context.res.setHeader('Content-Type', asset.contentType);
+      context.res.set('Cache-Control', 'public, max-age=31536000, immutable').status(200).send(asset.body);
+    },
+
+    async getPortalConfig(context) {
+      context.res.set('Cache-Control', 'no-cache').status(200).json(portalConfiguration(portalOf(deps)));
+    },
+
+    /** The portal's download link: as `GET /link/<symbol>` (counted, audited), but short-lived and whatever DOWNLOAD_LINKS says. */
+    getPortalDownloadLink: (context) =>
+      handleLinkRequest({ ...deps, links: portalOf(deps).links }, context.req, context.res, principalOf(context), context.params['symbol'] ?? ''),
+
     async getAuthorizationServerMetadata(context) {
       sendMetadata(context, deps.publicBaseUrl, authorizationServerMetadata);
     },
@@ -236,6 +265,11 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       sendMetadata(context, deps.publicBaseUrl, protectedResourceMetadata);
     },
   };
+}
+
+function portalOf(deps: ApiHandlerDependencies): PortalSettings {
+  if (deps.portal === undefined) throw new Error('The portal is off (PORTAL=off): its routes should not exist');
+  return deps.portal;
 }
 
 /**

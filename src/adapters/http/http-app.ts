@@ -31,6 +31,7 @@ import {
 } from './rate-limits.js';
 import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
 import type { ListCursors } from './list-cursors.js';
+import type { PortalSettings } from './portal.js';
 import type { SignedLinks } from './signed-links.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 import type { VerificationQueue } from './verification-queue.js';
@@ -64,6 +65,8 @@ export interface HttpAppDependencies {
    */
   readonly links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined;
   readonly signedLinks: SignedLinks | undefined;
+  /** The subscriber portal (`/portal`); none of its routes exist when `undefined` (PORTAL=off). */
+  readonly portal: PortalSettings | undefined;
   /** Express's `trust proxy` setting, so throttling sees subscribers' addresses behind App Service. */
   readonly trustProxy: boolean | number | string;
   /** The issuer of the discovery documents (`PUBLIC_BASE_URL`); derived from each request when `undefined`. */
@@ -173,6 +176,7 @@ function createContractRouter(
     signedLinks: deps.signedLinks,
     linkHolder: (clientId) => deps.auth.linkHolder(clientId),
     listCursors: deps.listCursors,
+    portal: deps.portal,
   });
 
   const authenticate = async (req: Request): Promise<Principal> => {
@@ -226,7 +230,8 @@ function createContractRouter(
         (operationId === 'issueS3Credentials' && deps.s3 === undefined) ||
         // Links only with DOWNLOAD_LINKS=on, and signed ones only when the gateway serves them.
         (operationId === 'getDownloadLink' && deps.links === undefined) ||
-        (operationId !== undefined && signedLinkOperations.has(operationId) && deps.signedLinks === undefined);
+        (operationId !== undefined && signedLinkOperations.has(operationId) && deps.signedLinks === undefined) ||
+        (operationId !== undefined && portalOperations.has(operationId) && deps.portal === undefined);
       if (noRoute) throw new RequestRefused('route_not_found', `No route ${context.request.method.toUpperCase()} ${target.matchPath}`);
       if (operationId !== undefined) res.locals['operationId'] = operationId;
     },
@@ -294,6 +299,9 @@ function sameSecret(presented: string, expected: string): boolean {
 const loggedQueryParameters = new Set(['limit', 'modifiedSince', 'redirect']);
 
 const signedLinkOperations: ReadonlySet<string> = new Set(['downloadBySignedLink', 'headDownloadBySignedLink']);
+
+/** The routes under `/portal`, which PORTAL=off removes. */
+const portalOperations: ReadonlySet<string> = new Set(['getPortal', 'getPortalAsset', 'getPortalConfig', 'getPortalDownloadLink']);
 
 /** `url` with the value of every query parameter but the API's own replaced by `[redacted]`. */
 export function redactQuery(url: string): string {

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CountFilesData, CountFilesErrors, CountFilesResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses } from './types.gen.js';
+import type { CountFilesData, CountFilesErrors, CountFilesResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetPortalAssetData, GetPortalAssetErrors, GetPortalAssetResponses, GetPortalConfigData, GetPortalConfigErrors, GetPortalConfigResponses, GetPortalData, GetPortalDownloadLinkData, GetPortalDownloadLinkErrors, GetPortalDownloadLinkResponses, GetPortalErrors, GetPortalResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -266,6 +266,55 @@ export const getApiReference = <ThrowOnError extends boolean = false>(options?: 
  *
  */
 export const getApiReferenceAsset = <ThrowOnError extends boolean = false>(options: Options<GetApiReferenceAssetData, ThrowOnError>) => (options.client ?? client).get<GetApiReferenceAssetResponses, GetApiReferenceAssetErrors, ThrowOnError>({ url: '/docs/{asset}', ...options });
+
+/**
+ * The subscriber portal
+ *
+ * A single-page app, served by the gateway itself (no CDN), in which a subscriber signs in
+ * with its client id and secret (`POST /oauth/token`; the secret is never stored, the token
+ * lives in the tab's memory), browses and searches its files (`/catalog`, `/list`), sees a
+ * file's details (`/info/{symbol}`) with copy-ready commands, and downloads files through the
+ * browser's own download manager (`/portal/link/{symbol}`). Its Content-Security-Policy
+ * allows this origin only, nothing inline, and no framing. On by default; `PORTAL=off`
+ * removes every `/portal` route (`404`). No token needed to load it.
+ *
+ */
+export const getPortal = <ThrowOnError extends boolean = false>(options?: Options<GetPortalData, ThrowOnError>) => (options?.client ?? client).get<GetPortalResponses, GetPortalErrors, ThrowOnError>({ url: '/portal', ...options });
+
+/**
+ * What the portal needs to know of this gateway's configuration
+ *
+ * The settings the portal cannot learn from the API itself: whether the S3-compatible API is
+ * on (then the portal offers an `aws s3 cp` command). No token needed; `404` with `PORTAL=off`.
+ *
+ */
+export const getPortalConfig = <ThrowOnError extends boolean = false>(options?: Options<GetPortalConfigData, ThrowOnError>) => (options?.client ?? client).get<GetPortalConfigResponses, GetPortalConfigErrors, ThrowOnError>({ url: '/portal/config.json', ...options });
+
+/**
+ * A script or style sheet of the portal
+ *
+ * The files `/portal` loads, as `npm run build` wrote them. Any other name is `404`.
+ *
+ */
+export const getPortalAsset = <ThrowOnError extends boolean = false>(options: Options<GetPortalAssetData, ThrowOnError>) => (options.client ?? client).get<GetPortalAssetResponses, GetPortalAssetErrors, ThrowOnError>({ url: '/portal/assets/{asset}', ...options });
+
+/**
+ * A 60-second download link for the portal
+ *
+ * What the portal hands to the browser's download manager, so that a large file is neither
+ * held in the tab's memory nor deprived of the browser's pause and resume: a link for this
+ * client and this one file (the version `etag`), valid 60 seconds (or `DOWNLOAD_LINK_TTL_SECONDS`
+ * when shorter). With `DOWNLOAD_LINKS=on` it is the same direct link as `GET /link/{symbol}`
+ * (a SAS URL on Azure); otherwise a gateway-signed `/download/signed/{name}` URL, which then
+ * exists for these links. Entitlement is checked exactly as for a download, the link counts
+ * against the download rate limit and is audited. `404` also with `PORTAL=off`.
+ *
+ */
+export const getPortalDownloadLink = <ThrowOnError extends boolean = false>(options: Options<GetPortalDownloadLinkData, ThrowOnError>) => (options.client ?? client).get<GetPortalDownloadLinkResponses, GetPortalDownloadLinkErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/portal/link/{symbol}',
+    ...options
+});
 
 /**
  * OAuth 2.0 authorization server metadata (RFC 8414)

@@ -212,6 +212,25 @@ export type DownloadLink = {
 };
 
 /**
+ * What the portal needs to know of the gateway's configuration.
+ */
+export type PortalConfig = {
+    /**
+     * The S3-compatible API when it is on (the portal then shows `aws s3 cp`); `null` when off.
+     */
+    s3Api: {
+        /**
+         * The `--endpoint-url` of `aws s3` commands.
+         */
+        endpointUrl: string;
+        /**
+         * The bucket name files are addressed under (`s3://<bucket>/<path>`).
+         */
+        bucket: string;
+    } | null;
+};
+
+/**
  * A subscribed file's storage properties.
  */
 export type FileInfo = {
@@ -327,7 +346,7 @@ export type Symbol = string;
  * rejected with `400`, so nothing is ever decoded twice.
  * * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
  * `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
- * `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
+ * `openapi.yaml`, `docs`, `portal`, `.well-known`) cannot be reached here;
  * use `/download/{symbol}` for them.
  * * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
  * slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -1503,6 +1522,168 @@ export type GetApiReferenceAssetResponses = {
 
 export type GetApiReferenceAssetResponse = GetApiReferenceAssetResponses[keyof GetApiReferenceAssetResponses];
 
+export type GetPortalData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/portal';
+};
+
+export type GetPortalErrors = {
+    /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
+     * No such route (`route_not_found`).
+     */
+    404: Error;
+};
+
+export type GetPortalError = GetPortalErrors[keyof GetPortalErrors];
+
+export type GetPortalResponses = {
+    /**
+     * The portal's page (HTML).
+     */
+    200: string;
+};
+
+export type GetPortalResponse = GetPortalResponses[keyof GetPortalResponses];
+
+export type GetPortalConfigData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/portal/config.json';
+};
+
+export type GetPortalConfigErrors = {
+    /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
+     * No such route (`route_not_found`).
+     */
+    404: Error;
+};
+
+export type GetPortalConfigError = GetPortalConfigErrors[keyof GetPortalConfigErrors];
+
+export type GetPortalConfigResponses = {
+    /**
+     * The portal's configuration.
+     */
+    200: PortalConfig;
+};
+
+export type GetPortalConfigResponse = GetPortalConfigResponses[keyof GetPortalConfigResponses];
+
+export type GetPortalAssetData = {
+    body?: never;
+    path: {
+        /**
+         * A file the portal's build wrote (its name carries a hash of its content).
+         */
+        asset: string;
+    };
+    query?: never;
+    url: '/portal/assets/{asset}';
+};
+
+export type GetPortalAssetErrors = {
+    /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
+     * No such route (`route_not_found`).
+     */
+    404: Error;
+};
+
+export type GetPortalAssetError = GetPortalAssetErrors[keyof GetPortalAssetErrors];
+
+export type GetPortalAssetResponses = {
+    /**
+     * The file; its name changes whenever its content does, so it may be kept for a year.
+     */
+    200: Blob | File;
+};
+
+export type GetPortalAssetResponse = GetPortalAssetResponses[keyof GetPortalAssetResponses];
+
+export type GetPortalDownloadLinkData = {
+    body?: never;
+    path: {
+        /**
+         * A symbol of the caller's catalog (the `Symbol` column of its index), percent-encoded.
+         */
+        symbol: string;
+    };
+    query?: never;
+    url: '/portal/link/{symbol}';
+};
+
+export type GetPortalDownloadLinkErrors = {
+    /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
+     * Missing, malformed, forged, expired or revoked bearer token.
+     */
+    401: Error;
+    /**
+     * The symbol or path is not in the caller's subscription (its index).
+     */
+    403: Error;
+    /**
+     * The file does not exist in storage (`file_not_found`), or the portal is off (`route_not_found`).
+     */
+    404: Error;
+    /**
+     * The caller exceeded its download rate limit; retry after `Retry-After` seconds.
+     */
+    429: Error;
+    /**
+     * The caller's index is malformed, or an unexpected error occurred.
+     */
+    500: Error;
+    /**
+     * Storage answered with an error the gateway could not recover from.
+     */
+    502: Error;
+    /**
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
+     */
+    503: Error;
+};
+
+export type GetPortalDownloadLinkError = GetPortalDownloadLinkErrors[keyof GetPortalDownloadLinkErrors];
+
+export type GetPortalDownloadLinkResponses = {
+    /**
+     * The link.
+     */
+    200: DownloadLink;
+};
+
+export type GetPortalDownloadLinkResponse = GetPortalDownloadLinkResponses[keyof GetPortalDownloadLinkResponses];
+
 export type GetAuthorizationServerMetadataData = {
     body?: never;
     path?: never;
@@ -1624,7 +1805,7 @@ export type DownloadByPathData = {
          * rejected with `400`, so nothing is ever decoded twice.
          * * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
          * `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-         * `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
+         * `openapi.yaml`, `docs`, `portal`, `.well-known`) cannot be reached here;
          * use `/download/{symbol}` for them.
          * * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
          * slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other
@@ -1785,7 +1966,7 @@ export type HeadDownloadByPathData = {
          * rejected with `400`, so nothing is ever decoded twice.
          * * Files whose first path segment is a route name of this API (`oauth`, `catalog`,
          * `list`, `count`, `info`, `download`, `link`, `health`, `ready`, `metrics`,
-         * `openapi.yaml`, `docs`, `.well-known`) cannot be reached here;
+         * `openapi.yaml`, `docs`, `portal`, `.well-known`) cannot be reached here;
          * use `/download/{symbol}` for them.
          * * Paths containing `.` or `..` segments (raw or encoded, e.g. `%2E%2E`), encoded
          * slashes (`%2F`), backslashes (raw or `%5C`), empty segments (`//`), NUL or other

@@ -1,0 +1,194 @@
+/**
+ * The portal's view of a subscriber's files: what `/catalog` and `/list` answered, joined, then
+ * filtered, sorted and grouped into folders for the table. Pure functions of their inputs (no DOM,
+ * no fetch), so that the gateway's test suite runs them as they are.
+ */
+
+/** A file's release window, where the gateway sends one (absent: the column stays empty). */
+export interface ReleaseWindow {
+  readonly from?: string;
+  readonly until?: string;
+}
+
+export interface PortalFile {
+  readonly symbol: string;
+  readonly description: string;
+  /** The storage path (the index's `FileName`). */
+  readonly path: string;
+  readonly size: number;
+  /** ISO 8601. */
+  readonly uploaded: string;
+  readonly etag: string;
+  readonly md5: string | undefined;
+  readonly window: ReleaseWindow | undefined;
+  /** Symbol, description and path in lower case: what search looks in. */
+  readonly haystack: string;
+}
+
+/** `GET /catalog`'s answer, as far as the portal reads it. */
+export interface CatalogAnswer {
+  readonly files: readonly { readonly Symbol: string; readonly Description: string; readonly FileName: string }[];
+}
+
+/** One `GET /list` answer (a page, once cursors exist), as far as the portal reads it. */
+export interface ListAnswer {
+  readonly files: readonly ListedItem[];
+  readonly count: number;
+  readonly truncated: boolean;
+  /** Where the next page starts, while there is one. */
+  readonly nextCursor?: string;
+}
+
+export interface ListedItem {
+  readonly symbol: string;
+  readonly description: string;
+  readonly size: number;
+  readonly uploaded: string;
+  readonly etag: string;
+  readonly md5?: string;
+  /** The storage path, should `/list` ever carry it; otherwise taken from `/catalog`. */
+  readonly path?: string;
+  readonly window?: ReleaseWindow;
+}
+
+/** The listed files with their storage paths from the catalog; a listed symbol the catalog does not name is left out. */
+export function joinCatalog(catalog: CatalogAnswer, listed: readonly ListedItem[]): PortalFile[] {
+  const paths = new Map(catalog.files.map((entry) => [entry.Symbol, entry.FileName]));
+  const files: PortalFile[] = [];
+  for (const item of listed) {
+    const path = item.path ?? paths.get(item.symbol);
+    if (path === undefined) continue;
+    files.push({
+      symbol: item.symbol,
+      description: item.description,
+      path,
+      size: item.size,
+      uploaded: item.uploaded,
+      etag: item.etag,
+      md5: item.md5,
+      window: item.window,
+      haystack: `${item.symbol}\n${item.description}\n${path}`.toLowerCase(),
+    });
+  }
+  return files;
+}
+
+export type SortKey = 'name' | 'description' | 'path' | 'size' | 'uploaded' | 'window';
+
+export interface SortOrder {
+  readonly key: SortKey;
+  readonly descending: boolean;
+}
+
+export interface FolderRow {
+  readonly kind: 'folder';
+  /** The folder's own name (one segment). */
+  readonly name: string;
+  /** Its full prefix, ending in `/`. */
+  readonly prefix: string;
+  readonly files: number;
+  readonly size: number;
+}
+
+export interface FileRow {
+  readonly kind: 'file';
+  readonly file: PortalFile;
+}
+
+export type TableRow = FolderRow | FileRow;
+
+export interface TableView {
+  /** The folder shown: `''` for the top, otherwise a prefix ending in `/`. */
+  readonly folder: string;
+  readonly query: string;
+  readonly sort: SortOrder;
+}
+
+/**
+ * The rows of the table: with no search, the folder's subfolders and its own files; with a search,
+ * every file under the folder whose symbol, description or path contains it (any case). Folders
+ * come first, then files in the sort order.
+ */
+export function tableRows(files: readonly PortalFile[], view: TableView): TableRow[] {
+  const query = view.query.trim().toLowerCase();
+  const folders = new Map<string, { files: number; size: number }>();
+  const shown: PortalFile[] = [];
+  for (const file of files) {
+    if (!file.path.startsWith(view.folder)) continue;
+    if (query !== '') {
+      if (file.haystack.includes(query)) shown.push(file);
+      continue;
+    }
+    const rest = file.path.slice(view.folder.length);
+    const slash = rest.indexOf('/');
+    if (slash === -1) {
+      shown.push(file);
+      continue;
+    }
+    const name = rest.slice(0, slash);
+    const folder = folders.get(name) ?? { files: 0, size: 0 };
+    folder.files += 1;
+    folder.size += file.size;
+    folders.set(name, folder);
+  }
+  const direction = view.sort.descending ? -1 : 1;
+  const fileKey = sortKeyOf(view.sort.key);
+  shown.sort((a, b) => direction * compare(fileKey(a), fileKey(b)) || compare(a.symbol, b.symbol));
+  const folderRows: FolderRow[] = [...folders].map(([name, folder]) => ({ kind: 'folder', name, prefix: `${view.folder}${name}/`, ...folder }));
+  folderRows.sort((a, b) => (view.sort.key === 'size' ? direction * (a.size - b.size) : 0) || direction * compare(a.name, b.name));
+  return [...folderRows, ...shown.map((file): FileRow => ({ kind: 'file', file }))];
+}
+
+function sortKeyOf(key: SortKey): (file: PortalFile) => string | number {
+  switch (key) {
+    case 'name':
+      return (file) => file.symbol;
+    case 'description':
+      return (file) => file.description.toLowerCase();
+    case 'path':
+      return (file) => file.path;
+    case 'size':
+      return (file) => file.size;
+    case 'uploaded':
+      return (file) => file.uploaded;
+    case 'window':
+      return (file) => file.window?.from ?? file.window?.until ?? '';
+  }
+}
+
+/** Code-unit order, not the locale's: a sort of 100,000 rows stays fast and the same everywhere. */
+function compare(a: string | number, b: string | number): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The folders from the top down to `folder`, for the breadcrumb: `[{ name: 'rates', prefix: 'rates/' }, ...]`. */
+export function breadcrumbOf(folder: string): { readonly name: string; readonly prefix: string }[] {
+  const names = folder.split('/').filter((name) => name !== '');
+  return names.map((name, index) => ({ name, prefix: `${names.slice(0, index + 1).join('/')}/` }));
+}
+
+/** `1.5 MiB`: binary units, as download managers show them. */
+export function formatSize(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** `2024-01-02 10:30 UTC`. */
+export function formatTime(iso: string): string {
+  const time = new Date(iso);
+  return Number.isNaN(time.getTime()) ? iso : `${time.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** `from 2024-01-02 10:30 UTC until ...`, or `''` without a window. */
+export function formatWindow(window: ReleaseWindow | undefined): string {
+  if (window === undefined) return '';
+  return [window.from === undefined ? '' : `from ${formatTime(window.from)}`, window.until === undefined ? '' : `until ${formatTime(window.until)}`]
+    .filter((part) => part !== '')
+    .join(' ');
+}

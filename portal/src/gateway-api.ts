@@ -1,0 +1,183 @@
+import type { CatalogAnswer, ListAnswer, ListedItem } from './catalog.js';
+import type { S3Api } from './commands.js';
+
+/**
+ * The portal's calls to its gateway (same origin). The token lives in this module's memory only:
+ * never in storage, never in the URL; the secret is sent once to `/oauth/token` and forgotten.
+ */
+
+/** Why signing in failed, with the sentence the form shows. */
+export class SignInFailed extends Error {
+  constructor(
+    readonly reason: 'wrong-credentials' | 'throttled' | 'inactive' | 'unavailable',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SignInFailed';
+  }
+}
+
+/** A refusal of an API call, with the gateway's own message. */
+export class ApiRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiRefused';
+  }
+}
+
+export interface Token {
+  readonly accessToken: string;
+  readonly expiresAt: number;
+}
+
+/** `POST /oauth/token` with the client credentials (RFC 6749 section 4.4, `client_secret_post`). */
+export async function signIn(clientId: string, secret: string): Promise<Token> {
+  let response: Response;
+  try {
+    response = await fetch('/oauth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
+      cache: 'no-store',
+    });
+  } catch {
+    throw new SignInFailed('unavailable', 'The gateway could not be reached. Check your connection and try again.');
+  }
+  if (response.ok) {
+    const body = (await response.json()) as { access_token: string; expires_in?: number };
+    return { accessToken: body.access_token, expiresAt: Date.now() + (body.expires_in ?? 3600) * 1000 };
+  }
+  const body = (await response.json().catch(() => ({}))) as { error?: string; error_description?: string; message?: string };
+  if (response.status === 429) {
+    const wait = Number(response.headers.get('Retry-After'));
+    const after = Number.isFinite(wait) && wait > 0 ? `in ${waitText(wait)}` : 'later';
+    throw new SignInFailed('throttled', `Too many sign-in attempts. Try again ${after}.`);
+  }
+  if (response.status === 401 || body.error === 'invalid_client') {
+    throw new SignInFailed('wrong-credentials', 'The client id or secret is wrong (or this client has been disabled).');
+  }
+  if (body.error === 'unauthorized_client') {
+    throw new SignInFailed('inactive', 'This subscription is not active: it may not sign in. Contact your data vendor.');
+  }
+  throw new SignInFailed('unavailable', `Signing in failed: ${body.error_description ?? body.message ?? `the gateway answered ${response.status}`}.`);
+}
+
+function waitText(seconds: number): string {
+  if (seconds < 90) return `${Math.ceil(seconds)} second${Math.ceil(seconds) === 1 ? '' : 's'}`;
+  return `${Math.ceil(seconds / 60)} minutes`;
+}
+
+/** A download link the portal hands to the browser's download manager. */
+export interface DownloadLink {
+  readonly url: string;
+  readonly expiresAt: string;
+  readonly size: number;
+  readonly etag: string;
+}
+
+export interface FileInfo {
+  readonly symbol: string;
+  readonly size: number;
+  readonly uploaded: string;
+  readonly etag: string;
+  readonly httpMetadata: Readonly<Record<string, string>>;
+  readonly customMetadata: Readonly<Record<string, string>>;
+}
+
+/** The contract's largest `limit` of `/list`. */
+export const listPageLimit = 10_000;
+
+/**
+ * Calls with the session's token. A call that the gateway answers 401 (the token expired or was
+ * revoked) waits for `reauthenticate` to bring a fresh token, then is sent again: the view that
+ * made the call never learns of it.
+ */
+export class GatewayApi {
+  #token: Token | undefined;
+  readonly #reauthenticate: () => Promise<Token>;
+
+  constructor(token: Token, reauthenticate: () => Promise<Token>) {
+    this.#token = token;
+    this.#reauthenticate = reauthenticate;
+  }
+
+  /** Forgets the token (signing out). */
+  forget(): void {
+    this.#token = undefined;
+  }
+
+  async #authorized(path: string): Promise<Response> {
+    for (;;) {
+      // A token known to be past its lifetime is not sent: ask for a new one first.
+      if (this.#token === undefined || this.#token.expiresAt <= Date.now()) this.#token = await this.#reauthenticate();
+      const response = await fetch(path, { headers: { Authorization: `Bearer ${this.#token.accessToken}` }, cache: 'no-store' });
+      if (response.status !== 401) return response;
+      this.#token = undefined;
+    }
+  }
+
+  async #json<T>(path: string): Promise<T> {
+    const response = await this.#authorized(path);
+    if (!response.ok) throw await refusalOf(response);
+    return (await response.json()) as T;
+  }
+
+  catalog(): Promise<CatalogAnswer> {
+    return this.#json('/catalog');
+  }
+
+  /** Every listed file, page after page while the gateway sends `nextCursor`; `onPage` reports progress. */
+  async list(onPage: (loaded: number, answer: ListAnswer) => void): Promise<{ files: ListedItem[]; last: ListAnswer }> {
+    const files: ListedItem[] = [];
+    let page = await this.#json<ListAnswer>(`/list?limit=${listPageLimit}`);
+    files.push(...page.files);
+    onPage(files.length, page);
+    // Bounded by the catalog: each page brings files, or the loop ends.
+    while (page.nextCursor !== undefined && page.files.length > 0) {
+      page = await this.#json<ListAnswer>(`/list?limit=${listPageLimit}&cursor=${encodeURIComponent(page.nextCursor)}`);
+      files.push(...page.files);
+      onPage(files.length, page);
+    }
+    return { files, last: page };
+  }
+
+  info(symbol: string): Promise<FileInfo> {
+    return this.#json(`/info/${encodeURIComponent(symbol)}`);
+  }
+
+  downloadLink(symbol: string): Promise<DownloadLink> {
+    return this.#json(`/portal/link/${encodeURIComponent(symbol)}`);
+  }
+
+  /** `GET /account`, or `undefined` when this gateway has no account service (any answer but JSON 200). */
+  async account(): Promise<Record<string, unknown> | undefined> {
+    const response = await this.#authorized('/account');
+    if (!response.ok || !(response.headers.get('Content-Type') ?? '').startsWith('application/json')) return undefined;
+    return (await response.json()) as Record<string, unknown>;
+  }
+}
+
+async function refusalOf(response: Response): Promise<ApiRefused> {
+  const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
+  let message = body.message ?? `The gateway answered ${response.status}.`;
+  if (response.status === 429) {
+    const wait = Number(response.headers.get('Retry-After'));
+    message = `Too many downloads for now${Number.isFinite(wait) && wait > 0 ? `: try again in ${waitText(wait)}` : ''}.`;
+  }
+  return new ApiRefused(response.status, body.code, message);
+}
+
+/** `/portal/config.json`. */
+export async function portalConfig(): Promise<{ readonly s3Api: S3Api | null }> {
+  try {
+    const response = await fetch('/portal/config.json', { cache: 'no-store' });
+    if (response.ok) return (await response.json()) as { s3Api: S3Api | null };
+  } catch {
+    // Without it, the portal offers no `aws s3 cp`.
+  }
+  return { s3Api: null };
+}

@@ -1,0 +1,418 @@
+import { render, type ComponentChildren } from 'preact';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { breadcrumbOf, formatSize, formatTime, joinCatalog, tableRows, type PortalFile, type SortKey, type SortOrder } from './catalog.js';
+import { commandsFor, type S3Api } from './commands.js';
+import { FileTable } from './file-table.js';
+import { ApiRefused, GatewayApi, portalConfig, signIn, SignInFailed, type FileInfo, type Token } from './gateway-api.js';
+import './styles.css';
+
+type View = 'files' | 'account';
+
+interface Session {
+  readonly clientId: string;
+  readonly api: GatewayApi;
+}
+
+function App() {
+  const [session, setSession] = useState<Session | undefined>(undefined);
+  const [view, setView] = useState<View>('files');
+  const [announcement, setAnnouncement] = useState('');
+  // A pending sign-in while a session's token expired: the view stays, the dialog asks.
+  const [reauthentication, setReauthentication] = useState<{ readonly resolve: (token: Token) => void } | undefined>(undefined);
+
+  const start = (clientId: string, token: Token): void => {
+    const api = new GatewayApi(token, () => new Promise<Token>((resolve) => setReauthentication({ resolve })));
+    setSession({ clientId, api });
+    setAnnouncement(`Signed in as ${clientId}.`);
+  };
+
+  if (session === undefined) {
+    return (
+      <main class="sign-in-page">
+        <h1>Data File Gateway</h1>
+        <p>Sign in with the client id and secret your data vendor gave you.</p>
+        <SignInForm onSignedIn={start} />
+      </main>
+    );
+  }
+  return (
+    <>
+      <header class="top">
+        <h1>Your files</h1>
+        <nav aria-label="Portal">
+          <button type="button" aria-current={view === 'files' ? 'page' : undefined} onClick={() => setView('files')}>
+            Files
+          </button>
+          <button type="button" aria-current={view === 'account' ? 'page' : undefined} onClick={() => setView('account')}>
+            Account
+          </button>
+        </nav>
+        <p class="who">
+          Signed in as <strong>{session.clientId}</strong>
+        </p>
+        <button
+          type="button"
+          onClick={() => {
+            session.api.forget();
+            setSession(undefined);
+            setView('files');
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <main>
+        {view === 'files' ? <FilesView api={session.api} announce={setAnnouncement} /> : <AccountView api={session.api} />}
+      </main>
+      <p class="visually-hidden" role="status" aria-live="polite">
+        {announcement}
+      </p>
+      {reauthentication !== undefined && (
+        <Modal label="Sign in again" onClose={undefined}>
+          <h2 id="dialog-title">Your session has expired</h2>
+          <p>Sign in again to carry on where you were.</p>
+          <SignInForm
+            clientId={session.clientId}
+            onSignedIn={(_clientId, token) => {
+              reauthentication.resolve(token);
+              setReauthentication(undefined);
+            }}
+          />
+        </Modal>
+      )}
+    </>
+  );
+}
+
+function SignInForm(props: { readonly clientId?: string; readonly onSignedIn: (clientId: string, token: Token) => void }) {
+  const [clientId, setClientId] = useState(props.clientId ?? '');
+  const [secret, setSecret] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event): Promise<void> => {
+    // Handled here: the page's policy allows no form submission anywhere (form-action 'none').
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const token = await signIn(clientId.trim(), secret);
+      setSecret('');
+      props.onSignedIn(clientId.trim(), token);
+    } catch (failure) {
+      setError(failure instanceof SignInFailed ? failure.message : 'Signing in failed.');
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="sign-in" onSubmit={(event) => void submit(event)} aria-describedby={error === undefined ? undefined : 'sign-in-error'}>
+      <label for="client-id">Client id</label>
+      <input id="client-id" name="client_id" autocomplete="username" required value={clientId} onInput={(event) => setClientId(event.currentTarget.value)} />
+      <label for="client-secret">Client secret</label>
+      <input
+        id="client-secret"
+        name="client_secret"
+        type="password"
+        autocomplete="off"
+        required
+        value={secret}
+        onInput={(event) => setSecret(event.currentTarget.value)}
+      />
+      {error !== undefined && (
+        <p id="sign-in-error" class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Signing in…' : 'Sign in'}
+      </button>
+    </form>
+  );
+}
+
+/** A modal `<dialog>`: the browser keeps focus inside it and closes it on Escape. */
+function Modal(props: { readonly label: string; readonly onClose: (() => void) | undefined; readonly children: ComponentChildren }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const element = dialog.current;
+    if (element !== null && !element.open) element.showModal();
+    return () => element?.close();
+  }, []);
+  return (
+    <dialog
+      ref={dialog}
+      aria-labelledby="dialog-title"
+      onCancel={(event) => {
+        // A sign-in that a call waits for cannot be dismissed.
+        if (props.onClose === undefined) event.preventDefault();
+        else props.onClose();
+      }}
+    >
+      {props.children}
+    </dialog>
+  );
+}
+
+function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: string) => void }) {
+  const { api } = props;
+  const [files, setFiles] = useState<PortalFile[] | undefined>(undefined);
+  const [progress, setProgress] = useState('Loading your files…');
+  const [note, setNote] = useState<string | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [s3Api, setS3Api] = useState<S3Api | null>(null);
+  const [query, setQuery] = useState('');
+  const [folder, setFolder] = useState('');
+  const [sort, setSort] = useState<SortOrder>({ key: 'name', descending: false });
+  const [details, setDetails] = useState<PortalFile | undefined>(undefined);
+
+  useEffect(() => {
+    let current = true;
+    void (async () => {
+      try {
+        const [config, catalog] = await Promise.all([portalConfig(), api.catalog()]);
+        const { files: listed, last } = await api.list((loaded, page) => {
+          if (current) setProgress(`Loading your files… ${loaded.toLocaleString('en')} of ${page.count.toLocaleString('en')}`);
+        });
+        if (!current) return;
+        setS3Api(config.s3Api);
+        setFiles(joinCatalog(catalog, listed));
+        if (last.truncated && last.nextCursor === undefined) {
+          setNote(`The gateway listed ${listed.length.toLocaleString('en')} of your ${last.count.toLocaleString('en')} files.`);
+        }
+      } catch (failure) {
+        if (!current) return;
+        setError(
+          failure instanceof ApiRefused && failure.status === 403
+            ? `Your subscription gives no access to files right now: ${failure.message}`
+            : failure instanceof ApiRefused && failure.status === 404
+              ? 'No catalog has been set up for this client yet.'
+              : `Your files could not be loaded: ${failure instanceof Error ? failure.message : String(failure)}`,
+        );
+      }
+    })();
+    return () => {
+      current = false;
+    };
+  }, [api]);
+
+  const rows = useMemo(() => (files === undefined ? [] : tableRows(files, { folder, query, sort })), [files, folder, query, sort]);
+  const fileCount = rows.filter((row) => row.kind === 'file').length;
+  const folderCount = rows.length - fileCount;
+
+  const download = async (file: PortalFile): Promise<void> => {
+    try {
+      const link = await api.downloadLink(file.symbol);
+      // The browser's own download manager fetches it: no bytes pass through this tab's memory,
+      // and pause and resume work as for any download.
+      const anchor = document.createElement('a');
+      anchor.href = link.url;
+      anchor.download = '';
+      anchor.rel = 'noopener';
+      document.body.append(anchor);
+      anchor.click();
+      anchor.remove();
+      props.announce(`Download of ${file.symbol} started.`);
+    } catch (failure) {
+      const message = failure instanceof Error ? failure.message : String(failure);
+      setError(`${file.symbol} could not be downloaded: ${message}`);
+    }
+  };
+
+  const sortBy = (key: SortKey): void => setSort((current) => ({ key, descending: current.key === key ? !current.descending : false }));
+
+  if (error !== undefined && files === undefined) {
+    return (
+      <p class="error" role="alert">
+        {error}
+      </p>
+    );
+  }
+  if (files === undefined) return <p role="status">{progress}</p>;
+  return (
+    <section aria-labelledby="files-heading" class="files-view">
+      <h2 id="files-heading" class="visually-hidden">
+        Files
+      </h2>
+      <div class="toolbar">
+        <label for="search">Search</label>
+        <input
+          id="search"
+          type="search"
+          placeholder="Symbol, description or path"
+          value={query}
+          onInput={(event) => setQuery(event.currentTarget.value)}
+          aria-controls="file-count"
+        />
+      </div>
+      <nav aria-label="Folder" class="breadcrumb">
+        <ol>
+          <li>
+            <button type="button" class="link" aria-current={folder === '' ? 'location' : undefined} onClick={() => setFolder('')}>
+              All files
+            </button>
+          </li>
+          {breadcrumbOf(folder).map((crumb) => (
+            <li>
+              <button type="button" class="link" aria-current={crumb.prefix === folder ? 'location' : undefined} onClick={() => setFolder(crumb.prefix)}>
+                {crumb.name}
+              </button>
+            </li>
+          ))}
+        </ol>
+      </nav>
+      <p id="file-count" class="count" role="status" aria-live="polite">
+        {`${fileCount.toLocaleString('en')} file${fileCount === 1 ? '' : 's'}`}
+        {folderCount > 0 && `, ${folderCount.toLocaleString('en')} folder${folderCount === 1 ? '' : 's'}`}
+        {query.trim() !== '' && ` matching “${query.trim()}”`}
+      </p>
+      {note !== undefined && <p class="note">{note}</p>}
+      {error !== undefined && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <FileTable
+        rows={rows}
+        sort={sort}
+        onSort={sortBy}
+        onOpenFolder={(prefix) => {
+          setFolder(prefix);
+          setQuery('');
+        }}
+        onDetails={setDetails}
+        onDownload={(file) => void download(file)}
+        resetKey={`${folder}\n${query}`}
+      />
+      {details !== undefined && (
+        <DetailsDialog api={api} file={details} s3Api={s3Api} onClose={() => setDetails(undefined)} onDownload={() => void download(details)} />
+      )}
+    </section>
+  );
+}
+
+function DetailsDialog(props: {
+  readonly api: GatewayApi;
+  readonly file: PortalFile;
+  readonly s3Api: S3Api | null;
+  readonly onClose: () => void;
+  readonly onDownload: () => void;
+}) {
+  const { file } = props;
+  const [info, setInfo] = useState<FileInfo | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [copied, setCopied] = useState('');
+  useEffect(() => {
+    props.api.info(file.symbol).then(setInfo, (failure: unknown) => setError(failure instanceof Error ? failure.message : String(failure)));
+  }, [file.symbol]);
+  const commands = commandsFor({ origin: window.location.origin, symbol: file.symbol, path: file.path, s3Api: props.s3Api });
+  const md5 = info?.httpMetadata['contentMd5'] ?? file.md5;
+  const copy = async (label: string, text: string): Promise<void> => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied(`${label} command copied.`);
+    } catch {
+      setCopied(`Copying is not allowed here: select the ${label} command and copy it.`);
+    }
+  };
+  return (
+    <Modal label={`Details of ${file.symbol}`} onClose={props.onClose}>
+      <div class="details">
+        <h2 id="dialog-title">{file.symbol}</h2>
+        <p>{file.description}</p>
+        <dl>
+          <dt>Storage path</dt>
+          <dd class="mono">{file.path}</dd>
+          <dt>Size</dt>
+          <dd>{`${formatSize(info?.size ?? file.size)} (${(info?.size ?? file.size).toLocaleString('en')} bytes)`}</dd>
+          <dt>Uploaded</dt>
+          <dd>{formatTime(info?.uploaded ?? file.uploaded)}</dd>
+          <dt>ETag</dt>
+          <dd class="mono">{info?.etag ?? file.etag}</dd>
+          <dt>MD5</dt>
+          <dd class="mono">{md5 ?? 'not recorded by storage'}</dd>
+          {info?.httpMetadata['contentType'] !== undefined && (
+            <>
+              <dt>Content type</dt>
+              <dd class="mono">{info.httpMetadata['contentType']}</dd>
+            </>
+          )}
+        </dl>
+        {error !== undefined && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <h3>Commands</h3>
+        <p class="hint">Each reads your credentials from DFG_CLIENT_ID and DFG_CLIENT_SECRET; none holds a secret.</p>
+        {commands.map((command) => (
+          <div class="command" data-command={command.id}>
+            <div class="command-head">
+              <h4 id={`command-${command.id}`}>{command.label}</h4>
+              <button type="button" onClick={() => void copy(command.label, command.text)} aria-describedby={`command-${command.id}`}>
+                Copy
+              </button>
+            </div>
+            <pre tabIndex={0} aria-labelledby={`command-${command.id}`}>
+              <code>{command.text}</code>
+            </pre>
+          </div>
+        ))}
+        <p role="status" aria-live="polite" class="copied">
+          {copied}
+        </p>
+        <div class="dialog-actions">
+          <button type="button" class="download" onClick={props.onDownload}>
+            Download<span class="visually-hidden"> {file.symbol}</span>
+          </button>
+          <button type="button" onClick={props.onClose}>
+            Close
+          </button>
+        </div>
+      </div>
+    </Modal>
+  );
+}
+
+function AccountView(props: { readonly api: GatewayApi }) {
+  const [account, setAccount] = useState<Record<string, unknown> | null | undefined>(undefined);
+  useEffect(() => {
+    props.api.account().then(
+      (answer) => setAccount(answer ?? null),
+      () => setAccount(null),
+    );
+  }, [props.api]);
+  return (
+    <section aria-labelledby="account-heading" class="account">
+      <h2 id="account-heading">Account</h2>
+      {account === undefined ? (
+        <p role="status">Loading your account…</p>
+      ) : account === null ? (
+        <p role="status">The account service is not available on this gateway: your term and quota cannot be shown here.</p>
+      ) : (
+        <dl>
+          {flatten(account).map(([name, value]) => (
+            <>
+              <dt>{name}</dt>
+              <dd>{value}</dd>
+            </>
+          ))}
+        </dl>
+      )}
+    </section>
+  );
+}
+
+/** `{ quota: { used: 3 } }` as `[['Quota used', '3']]`: whatever `/account` holds, readable. */
+function flatten(value: Record<string, unknown>, prefix = ''): [string, string][] {
+  const entries: [string, string][] = [];
+  for (const [key, item] of Object.entries(value)) {
+    const words = key.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+    const name = prefix === '' ? words.charAt(0).toUpperCase() + words.slice(1) : `${prefix} ${words}`;
+    if (item !== null && typeof item === 'object' && !Array.isArray(item)) entries.push(...flatten(item as Record<string, unknown>, name));
+    else entries.push([name, typeof item === 'string' && /^\d{4}-\d\d-\d\dT/.test(item) ? formatTime(item) : String(item)]);
+  }
+  return entries;
+}
+
+const root = document.getElementById('app');
+if (root !== null) render(<App />, root);
