@@ -59,6 +59,7 @@ describe('failure statuses of every operation', function () {
     { name: 'HEAD /download/:symbol', path: '/download/FILE', method: 'HEAD', needsFile: true },
     { name: 'GET /<path>', path: '/files/file.csv', method: 'GET', needsFile: true },
     { name: 'HEAD /<path>', path: '/files/file.csv', method: 'HEAD', needsFile: true },
+    { name: 'GET /portal/link/:symbol', path: '/portal/link/FILE', method: 'GET', needsFile: true },
   ];
 
   before(async function () {
