@@ -1,6 +1,6 @@
 /**
  * `npm run package [-- --out <zip>]`: the deployable zip for `az webapp deploy --type zip`. It holds
- * the compiled code (`dist/src`), `openapi.yaml` (the router reads it), `package.json` and the
+ * the compiled code (`dist/src`), the built subscriber portal (`dist/portal`), `openapi.yaml` (the router reads it), `package.json` and the
  * lock file, and the production dependencies: the packages `npm ls --omit=dev` finds in the
  * installed tree (as `npm ci` laid it out from the lock file), at the places Node resolves them
  * from. No TypeScript source, no test, no sample data, no dev dependency: App Service runs it as
@@ -19,7 +19,7 @@ import { packageRoot } from '../src/app/package-root.js';
 const run = promisify(execFile);
 
 /** What the zip holds besides `node_modules`: everything the built gateway and its CLIs read. */
-export const packagedPaths = ['dist/src', 'openapi.yaml', 'package.json', 'package-lock.json'] as const;
+export const packagedPaths = ['dist/src', 'dist/portal', 'openapi.yaml', 'package.json', 'package-lock.json'] as const;
 
 /** Entries written with a fixed time, so that the same inputs give the same zip. */
 const fixedTime = new Date('2000-01-01T00:00:00Z');

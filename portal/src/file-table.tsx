@@ -107,8 +107,11 @@ function Row(props: FileTableProps & { readonly row: TableRow; readonly index: n
       <tr class="row folder" aria-rowindex={props.index + 2}>
         <td class="col-name">
           <button type="button" class="link" onClick={() => props.onOpenFolder(row.prefix)}>
-            <span aria-hidden="true">📁 </span>
-            {row.name}/<span class="visually-hidden"> (folder)</span>
+            <svg class="folder-icon" aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
+              <path d="M1 3.5A1.5 1.5 0 0 1 2.5 2h3.6l1.5 1.5h5.9A1.5 1.5 0 0 1 15 5v7.5a1.5 1.5 0 0 1-1.5 1.5h-11A1.5 1.5 0 0 1 1 12.5z" />
+            </svg>
+            <span class="name">{`${row.name}/`}</span>
+            <span class="visually-hidden"> (folder)</span>
           </button>
         </td>
         <td class="wide-only">{`${row.files} file${row.files === 1 ? '' : 's'}`}</td>
@@ -125,7 +128,7 @@ function Row(props: FileTableProps & { readonly row: TableRow; readonly index: n
     <tr class="row" aria-rowindex={props.index + 2} data-symbol={file.symbol}>
       <td class="col-name">
         <button type="button" class="link" onClick={() => props.onDetails(file)}>
-          {file.symbol}
+          <span class="name">{file.symbol}</span>
           <span class="visually-hidden"> (details)</span>
         </button>
       </td>

@@ -43,6 +43,9 @@ export async function signIn(clientId: string, secret: string): Promise<Token> {
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
       cache: 'no-store',
+      // The gateway answers a wrong secret 401 with a Basic challenge (RFC 6749 section 5.2); without
+      // credentials the browser shows no password prompt of its own for it (Fetch, HTTP-network-or-cache fetch).
+      credentials: 'omit',
     });
   } catch {
     throw new SignInFailed('unavailable', 'The gateway could not be reached. Check your connection and try again.');
@@ -114,7 +117,11 @@ export class GatewayApi {
     for (;;) {
       // A token known to be past its lifetime is not sent: ask for a new one first.
       if (this.#token === undefined || this.#token.expiresAt <= Date.now()) this.#token = await this.#reauthenticate();
-      const response = await fetch(path, { headers: { Authorization: `Bearer ${this.#token.accessToken}` }, cache: 'no-store' });
+      const response = await fetch(path, {
+        headers: { Authorization: `Bearer ${this.#token.accessToken}` },
+        cache: 'no-store',
+        credentials: 'omit',
+      });
       if (response.status !== 401) return response;
       this.#token = undefined;
     }
@@ -174,7 +181,7 @@ async function refusalOf(response: Response): Promise<ApiRefused> {
 /** `/portal/config.json`. */
 export async function portalConfig(): Promise<{ readonly s3Api: S3Api | null }> {
   try {
-    const response = await fetch('/portal/config.json', { cache: 'no-store' });
+    const response = await fetch('/portal/config.json', { cache: 'no-store', credentials: 'omit' });
     if (response.ok) return (await response.json()) as { s3Api: S3Api | null };
   } catch {
     // Without it, the portal offers no `aws s3 cp`.

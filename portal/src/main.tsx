@@ -68,8 +68,8 @@ function App() {
         {announcement}
       </p>
       {reauthentication !== undefined && (
-        <Modal label="Sign in again" onClose={undefined}>
-          <h2 id="dialog-title">Your session has expired</h2>
+        <Modal titleId="sign-in-again-title" onClose={undefined}>
+          <h2 id="sign-in-again-title">Your session has expired</h2>
           <p>Sign in again to carry on where you were.</p>
           <SignInForm
             clientId={session.clientId}
@@ -131,7 +131,7 @@ function SignInForm(props: { readonly clientId?: string; readonly onSignedIn: (c
 }
 
 /** A modal `<dialog>`: the browser keeps focus inside it and closes it on Escape. */
-function Modal(props: { readonly label: string; readonly onClose: (() => void) | undefined; readonly children: ComponentChildren }) {
+function Modal(props: { readonly titleId: string; readonly onClose: (() => void) | undefined; readonly children: ComponentChildren }) {
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const element = dialog.current;
@@ -141,7 +141,7 @@ function Modal(props: { readonly label: string; readonly onClose: (() => void) |
   return (
     <dialog
       ref={dialog}
-      aria-labelledby="dialog-title"
+      aria-labelledby={props.titleId}
       onCancel={(event) => {
         // A sign-in that a call waits for cannot be dismissed.
         if (props.onClose === undefined) event.preventDefault();
@@ -315,9 +315,9 @@ function DetailsDialog(props: {
     }
   };
   return (
-    <Modal label={`Details of ${file.symbol}`} onClose={props.onClose}>
+    <Modal titleId="details-title" onClose={props.onClose}>
       <div class="details">
-        <h2 id="dialog-title">{file.symbol}</h2>
+        <h2 id="details-title">{file.symbol}</h2>
         <p>{file.description}</p>
         <dl>
           <dt>Storage path</dt>

@@ -87,10 +87,10 @@ describe('npm run package (the deployable zip)', function () {
   });
 
   describe('its content', function () {
-    it('holds the compiled server and CLIs, openapi.yaml, package.json and its lock file at the root', function () {
+    it('holds the compiled server and CLIs, the built portal, openapi.yaml, package.json and its lock file at the root', function () {
       const names = new Set(entries.map((entry) => entry.name));
 
-      for (const name of ['dist/src/app/main.js', 'dist/src/app/clients-cli.js', 'dist/src/app/usage-cli.js', 'openapi.yaml', 'package.json', 'package-lock.json']) {
+      for (const name of ['dist/src/app/main.js', 'dist/src/app/clients-cli.js', 'dist/src/app/usage-cli.js', 'dist/portal/index.html', 'openapi.yaml', 'package.json', 'package-lock.json']) {
         expect(names.has(name), name).to.equal(true);
       }
     });
@@ -108,9 +108,9 @@ describe('npm run package (the deployable zip)', function () {
         .map((entry) => entry.name)
         .filter(
           (name) =>
-            /^(src|test|bench|deploy|sample-data|\.github|\.ci)\//.test(name) ||
+            /^(src|test|bench|deploy|portal|sample-data|\.github|\.ci)\//.test(name) ||
             (name.endsWith('.tsbuildinfo') && !name.startsWith('node_modules/')) ||
-            /^node_modules\/(mocha|typescript|tsx|azurite|chai|nock|playwright-core|@redocly\/cli|@stoplight\/spectral-cli|@hey-api\/openapi-ts|yazl)\//.test(name) ||
+            /^node_modules\/(mocha|typescript|tsx|azurite|chai|nock|playwright-core|@redocly\/cli|@stoplight\/spectral-cli|@hey-api\/openapi-ts|yazl|vite|preact|axe-core)\//.test(name) ||
             name.startsWith('node_modules/.bin/'),
         );
 

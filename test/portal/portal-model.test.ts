@@ -1,0 +1,120 @@
+import { expect } from 'chai';
+import { breadcrumbOf, formatSize, formatWindow, joinCatalog, tableRows, type ListedItem, type PortalFile, type TableView } from '../../portal/src/catalog.js';
+import { commandsFor, shellQuote } from '../../portal/src/commands.js';
+
+/*
+ * The portal's own logic, outside the browser: joining /catalog and /list, the table's folders,
+ * search and sort, and the copy-ready commands.
+ */
+
+function listed(overrides: Partial<ListedItem> & Pick<ListedItem, 'symbol'>): ListedItem {
+  return { description: `Description of ${overrides.symbol}`, size: 10, uploaded: '2024-01-02T10:30:00.000Z', etag: '"e"', ...overrides };
+}
+
+const catalog = {
+  files: [
+    { Symbol: 'CURVE', Description: 'Yield curve', FileName: 'rates/curve.csv' },
+    { Symbol: 'JAN', Description: 'January', FileName: 'rates/2024/jan.csv' },
+    { Symbol: 'TOP', Description: 'Top level', FileName: 'top.csv' },
+  ],
+};
+
+function files(): PortalFile[] {
+  return joinCatalog(catalog, [
+    listed({ symbol: 'CURVE', description: 'Yield curve', size: 300 }),
+    listed({ symbol: 'JAN', description: 'January', size: 20, uploaded: '2024-02-01T00:00:00.000Z' }),
+    listed({ symbol: 'TOP', description: 'Top level', size: 5, window: { from: '2024-03-01T00:00:00.000Z' } }),
+  ]);
+}
+
+const view = (overrides: Partial<TableView> = {}): TableView => ({ folder: '', query: '', sort: { key: 'name', descending: false }, ...overrides });
+const names = (rows: ReturnType<typeof tableRows>): string[] => rows.map((row) => (row.kind === 'folder' ? `${row.name}/` : row.file.symbol));
+
+describe('the portal\'s file model (portal/src/catalog.ts)', function () {
+  describe('joinCatalog', function () {
+    it('takes each listed file\'s storage path from the catalog, and leaves out a symbol the catalog does not name', function () {
+      const joined = joinCatalog(catalog, [listed({ symbol: 'CURVE' }), listed({ symbol: 'STRANGER' })]);
+
+      expect(joined.map((file) => [file.symbol, file.path])).to.deep.equal([['CURVE', 'rates/curve.csv']]);
+    });
+
+    it('prefers a path /list itself sends, and keeps a release window only where one is sent', function () {
+      const [withPath, withoutWindow] = joinCatalog(catalog, [listed({ symbol: 'CURVE', path: 'elsewhere/curve.csv', window: { until: '2025-01-01T00:00:00Z' } }), listed({ symbol: 'TOP' })]);
+
+      expect(withPath?.path).to.equal('elsewhere/curve.csv');
+      expect(withPath?.window).to.deep.equal({ until: '2025-01-01T00:00:00Z' });
+      expect(withoutWindow?.window).to.equal(undefined);
+      expect(formatWindow(withoutWindow?.window)).to.equal('');
+      expect(formatWindow({ from: '2024-03-01T00:00:00.000Z', until: '2024-04-01T12:00:00.000Z' })).to.equal('from 2024-03-01 00:00 UTC until 2024-04-01 12:00 UTC');
+    });
+  });
+
+  describe('tableRows', function () {
+    it('without a search shows the folder\'s subfolders (with their file count and size) first, then its own files', function () {
+      const rows = tableRows(files(), view());
+
+      expect(names(rows)).to.deep.equal(['rates/', 'TOP']);
+      expect(rows[0]).to.include({ kind: 'folder', prefix: 'rates/', files: 2, size: 320 });
+      expect(names(tableRows(files(), view({ folder: 'rates/' })))).to.deep.equal(['2024/', 'CURVE']);
+    });
+
+    it('with a search lists every file under the folder whose symbol, description or path holds it, in any case', function () {
+      expect(names(tableRows(files(), view({ query: 'JANUARY' })))).to.deep.equal(['JAN']);
+      expect(names(tableRows(files(), view({ query: 'rates/' })))).to.deep.equal(['CURVE', 'JAN']);
+      expect(names(tableRows(files(), view({ query: 'curve' })))).to.deep.equal(['CURVE']);
+      expect(names(tableRows(files(), view({ folder: 'rates/2024/', query: 'curve' })))).to.deep.equal([]);
+    });
+
+    it('sorts files by the chosen column either way, ties by symbol', function () {
+      const bySize = (descending: boolean) => names(tableRows(files(), view({ query: '.csv', sort: { key: 'size', descending } })));
+      expect(bySize(false)).to.deep.equal(['TOP', 'JAN', 'CURVE']);
+      expect(bySize(true)).to.deep.equal(['CURVE', 'JAN', 'TOP']);
+      expect(names(tableRows(files(), view({ query: '.csv', sort: { key: 'uploaded', descending: true } })))).to.deep.equal(['JAN', 'CURVE', 'TOP']);
+      expect(names(tableRows(files(), view({ query: '.csv', sort: { key: 'window', descending: true } })))).to.deep.equal(['TOP', 'CURVE', 'JAN']);
+    });
+  });
+
+  it('breadcrumbOf names each folder from the top down with its prefix', function () {
+    expect(breadcrumbOf('rates/2024/')).to.deep.equal([
+      { name: 'rates', prefix: 'rates/' },
+      { name: '2024', prefix: 'rates/2024/' },
+    ]);
+    expect(breadcrumbOf('')).to.deep.equal([]);
+  });
+
+  it('formatSize uses binary units', function () {
+    expect([formatSize(0), formatSize(1023), formatSize(1536), formatSize(5 * 1024 ** 3)]).to.deep.equal(['0 B', '1023 B', '1.5 KiB', '5.0 GiB']);
+  });
+});
+
+describe('the portal\'s copy-ready commands (portal/src/commands.ts)', function () {
+  const target = { origin: 'https://files.example.net', symbol: 'CURVE', path: 'rates/curve.csv', s3Api: null };
+
+  it('offers curl, dfg, requests and pandas, and aws s3 cp only when the S3-compatible API is on', function () {
+    expect(commandsFor(target).map((command) => command.id)).to.deep.equal(['curl', 'dfg', 'python', 'pandas']);
+
+    const withS3 = commandsFor({ ...target, s3Api: { endpointUrl: 'https://files.example.net/s3', bucket: 'acme' } });
+
+    expect(withS3.map((command) => command.id)).to.deep.equal(['curl', 'dfg', 'python', 'pandas', 'aws']);
+    expect(withS3.at(-1)?.text).to.equal("aws s3 cp 's3://acme/rates/curve.csv' 'curve.csv' --endpoint-url 'https://files.example.net/s3'");
+  });
+
+  it('reads the credentials from DFG_CLIENT_ID and DFG_CLIENT_SECRET, never holding a secret or a token', function () {
+    const text = commandsFor(target).map((command) => command.text).join('\n');
+
+    expect(text).to.include('$DFG_CLIENT_ID:$DFG_CLIENT_SECRET');
+    expect(text).to.include('os.environ["DFG_CLIENT_SECRET"]');
+    expect(text).not.to.match(/Bearer ey/);
+  });
+
+  it('quotes symbols and paths for the shell and for Python, whatever they hold', function () {
+    const odd = commandsFor({ ...target, symbol: "O'NEIL $(rm)", path: "odd/it's \"here\".parquet" });
+    const byId = new Map(odd.map((command) => [command.id, command.text]));
+
+    expect(shellQuote("it's")).to.equal("'it'\\''s'");
+    expect(byId.get('dfg')).to.equal(`DFG_URL='https://files.example.net' dfg download 'O'\\''NEIL $(rm)' -o 'it'\\''s "here".parquet'`);
+    expect(byId.get('curl')).to.include(`'https://files.example.net/download/O'\\''NEIL%20%24(rm)'`);
+    expect(byId.get('pandas')).to.include('pd.read_parquet(io.BytesIO(response.content))');
+    expect(byId.get('python')).to.include('open("it\'s \\"here\\".parquet", "wb")');
+  });
+});

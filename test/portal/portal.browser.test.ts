@@ -1,0 +1,504 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
+import { packageRoot } from '../../src/app/package-root.js';
+import type { Clock } from '../../src/domain/ports.js';
+import { findOrInstallChromium, launchChromium } from '../support/chromium.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { jsonOf } from '../support/json.js';
+import { buildPortal } from '../support/portal-build.js';
+
+/*
+ * The subscriber portal in a real browser (Debian's Chromium driven by playwright-core), against
+ * the real gateway: signing in, browsing, searching, sorting, folders, a download through the
+ * browser's own download manager, token expiry, a 100,000-file catalog, keyboard use, axe-core,
+ * the Content-Security-Policy, and the screenshots of the subscribers' guide.
+ */
+
+const acme = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
+const big = { clientId: 'big', secret: 'big-secret-big-secret-big' };
+const throttled = { clientId: 'throttled', secret: 'throttled-secret-throttled' };
+const bigCatalogSize = 100_000;
+const CURVE = randomBytes(256 * 1024);
+
+/** A clock the test moves (token expiry). */
+class TestClock implements Clock {
+  offsetMs = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+}
+
+/** An index row with the same description in both languages. */
+function row(symbol: string, description: string, fileName: string) {
+  return buildIndexRow({ Symbol: symbol, ShortDescriptionPt: description, ShortDescription: description, FileName: fileName });
+}
+
+function acmeFiles(store: MemoryBlobStore): void {
+  store.put(
+    'indexes/acme.csv',
+    buildIndexCsv([
+      row('CURVE', 'Yield curve, daily', 'rates/curve.csv'),
+      row('CURVE_JAN', 'Yield curve, January', 'rates/2024/jan.csv'),
+      row('PETR4', 'Petrobras PN, end of day', 'equities/petr4.parquet'),
+      row('VALE3', 'Vale ON, end of day', 'equities/vale3.parquet'),
+      row('HOLIDAYS', 'Exchange holidays', 'holidays.csv'),
+      row('NOT_STORED', 'Listed, never uploaded', 'rates/missing.csv'),
+    ]),
+  );
+  store.put('rates/curve.csv', CURVE, { contentType: 'text/csv' });
+  store.put('rates/2024/jan.csv', 'date,rate\n2024-01-02,10.5\n');
+  store.put('equities/petr4.parquet', randomBytes(3000));
+  store.put('equities/vale3.parquet', randomBytes(9000));
+  store.put('holidays.csv', 'date\n2024-12-25\n');
+  // In storage, but in no index of acme's: never shown.
+  store.put('rates/secret-unlisted.csv', 'not yours');
+}
+
+function bigFiles(store: MemoryBlobStore): void {
+  const rows = Array.from({ length: bigCatalogSize }, (_, index) => {
+    const symbol = `B${String(index).padStart(6, '0')}`;
+    return row(symbol, `Series ${index}`, `series/${symbol.toLowerCase()}.csv`);
+  });
+  store.put('indexes/big.csv', buildIndexCsv(rows));
+  const bytes = new TextEncoder().encode('x\n1\n');
+  for (const row of rows) store.put(row.FileName, bytes);
+}
+
+async function storedBytes(store: MemoryBlobStore, path: string): Promise<Buffer> {
+  const properties = await store.getProperties(path);
+  if (properties === undefined) throw new Error(`${path} is not stored`);
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of await store.read(path, { ifMatch: properties.etag })) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The page's own globals, as the few functions this test runs in the page use them (the test is
+ * compiled without the DOM library; the casts vanish, leaving `globalThis.document`).
+ */
+interface PageGlobals {
+  readonly document: {
+    readonly activeElement: { matches(selector: string): boolean } | null;
+    readonly documentElement: { readonly scrollWidth: number; readonly clientWidth: number };
+    querySelectorAll(selector: string): ArrayLike<PageNode>;
+  };
+  readonly axe?: { run(): Promise<unknown> };
+}
+
+interface PageNode {
+  readonly textContent: string | null;
+}
+
+interface Watched {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  /** Console errors and uncaught exceptions. */
+  readonly errors: string[];
+}
+
+describe('the subscriber portal in a browser (Chromium)', function () {
+  let browser: Browser | undefined;
+  let gateway: TestGateway;
+  let store: MemoryBlobStore;
+  const clock = new TestClock();
+  const contexts: BrowserContext[] = [];
+
+  before(async function () {
+    // Installing Chromium with apt on a fresh machine takes a minute or two.
+    this.timeout(600_000);
+    const chromium = await findOrInstallChromium();
+    if ('unavailable' in chromium) {
+      process.stderr.write(`    skipped: the browser test of /portal needs Chromium: ${chromium.unavailable}\n`);
+      this.skip();
+    }
+    store = new MemoryBlobStore();
+    acmeFiles(store);
+    bigFiles(store);
+    const [launched] = await Promise.all([launchChromium(chromium.executablePath), buildPortal()]);
+    browser = launched;
+    gateway = await startGateway({
+      store,
+      clients: [acme, big, throttled],
+      clock,
+      env: { TOKEN_FAILURE_LIMIT: '2', DOWNLOAD_RATE_LIMIT: '1000' },
+    });
+  });
+
+  afterEach(async function () {
+    clock.offsetMs = 0;
+    await Promise.all(contexts.splice(0).map((context) => context.close()));
+  });
+
+  after(async function () {
+    await browser?.close();
+    await gateway?.close();
+  });
+
+  async function open(options: { readonly bypassCSP?: boolean; readonly width?: number } = {}): Promise<Watched> {
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({
+      acceptDownloads: true,
+      bypassCSP: options.bypassCSP ?? false,
+      viewport: { width: options.width ?? 1440, height: 900 },
+    });
+    contexts.push(context);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${gateway.baseUrl}/portal`);
+    return { context, page, errors };
+  }
+
+  async function signIn(page: Page, client: { clientId: string; secret: string } = acme): Promise<void> {
+    await page.getByLabel('Client id').fill(client.clientId);
+    await page.getByLabel('Client secret').fill(client.secret);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('table.files').waitFor();
+  }
+
+  describe('signing in', function () {
+    it('with the right client id and secret shows the top folder: its folders first, then its files', async function () {
+      const { page, errors } = await open();
+      await signIn(page);
+
+      expect(await shownNames(page)).to.deep.equal(['equities/', 'rates/', 'HOLIDAYS']);
+      expect(await page.locator('header .who').innerText()).to.equal('Signed in as acme');
+      expect(errors).to.deep.equal([]);
+    });
+
+    it('with a wrong secret says the client id or secret is wrong, and stays on the sign-in form', async function () {
+      const { page } = await open();
+      await page.getByLabel('Client id').fill(acme.clientId);
+      await page.getByLabel('Client secret').fill('not-the-secret');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+
+      const alert = page.getByRole('alert');
+
+      expect(await alert.innerText()).to.match(/client id or secret is wrong/);
+      expect(await page.locator('table.files').count()).to.equal(0);
+    });
+
+    it('after too many wrong secrets says to wait, with the gateway\'s Retry-After', async function () {
+      const { page } = await open();
+      await page.getByLabel('Client id').fill(throttled.clientId);
+      await page.getByLabel('Client secret').fill('wrong');
+      const alert = page.getByRole('alert');
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await alert.waitFor();
+        if (/Too many/.test(await alert.innerText())) break;
+        await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      }
+
+      expect(await alert.innerText()).to.match(/^Too many sign-in attempts\. Try again in \d+ (seconds?|minutes)\.$/);
+    });
+  });
+
+  describe('your files', function () {
+    it('search narrows the table as you type (symbol, description or path), across folders', async function () {
+      const { page } = await open();
+      await signIn(page);
+
+      await page.getByLabel('Search').pressSequentially('curve');
+      await expectNames(page, ['CURVE', 'CURVE_JAN']);
+      await page.getByLabel('Search').fill('end of day');
+      await expectNames(page, ['PETR4', 'VALE3']);
+      await page.getByLabel('Search').fill('2024/');
+      await expectNames(page, ['CURVE_JAN']);
+      expect(await page.locator('#file-count').innerText()).to.equal('1 file matching “2024/”');
+    });
+
+    it('sorts by a column, and the other way round on a second click (aria-sort says which)', async function () {
+      const { page } = await open();
+      await signIn(page);
+      await page.getByRole('button', { name: 'equities/' }).click();
+      await expectNames(page, ['PETR4', 'VALE3']);
+
+      const size = page.getByRole('columnheader', { name: 'Size' });
+      await size.getByRole('button').click();
+      await expectNames(page, ['PETR4', 'VALE3']);
+      expect(await size.getAttribute('aria-sort')).to.equal('ascending');
+      await size.getByRole('button').click();
+
+      await expectNames(page, ['VALE3', 'PETR4']);
+      expect(await size.getAttribute('aria-sort')).to.equal('descending');
+    });
+
+    it('opens a folder, then goes back up through the breadcrumb', async function () {
+      const { page } = await open();
+      await signIn(page);
+
+      await page.getByRole('button', { name: 'rates/' }).click();
+      await expectNames(page, ['2024/', 'CURVE']);
+      await page.getByRole('button', { name: '2024/' }).click();
+      await expectNames(page, ['CURVE_JAN']);
+      expect(await page.getByRole('navigation', { name: 'Folder' }).innerText()).to.match(/All files\s*\/?\s*rates\s*\/?\s*2024/);
+      await page.getByRole('navigation', { name: 'Folder' }).getByRole('button', { name: 'All files' }).click();
+
+      await expectNames(page, ['equities/', 'rates/', 'HOLIDAYS']);
+    });
+
+    it('never shows a file outside the index, nor a listed one that storage does not hold', async function () {
+      const { page } = await open();
+      await signIn(page);
+
+      await page.getByLabel('Search').fill('secret');
+      await expectNames(page, []);
+      await page.getByLabel('Search').fill('missing');
+      await expectNames(page, []);
+      await page.getByLabel('Search').fill('');
+      await page.getByRole('button', { name: 'rates/' }).click();
+      expect(await page.content()).not.to.include('secret-unlisted');
+    });
+
+    it('downloads a file through the browser\'s download manager: the saved bytes are storage\'s', async function () {
+      const { page } = await open();
+      await signIn(page);
+      await page.getByRole('button', { name: 'rates/' }).click();
+
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CURVE' }).click()]);
+      const saved = await readFile(await download.path());
+
+      expect(download.suggestedFilename()).to.equal('curve.csv');
+      expect(new URL(download.url()).pathname).to.equal('/download/signed/curve.csv');
+      expect(saved.equals(await storedBytes(store, 'rates/curve.csv'))).to.equal(true);
+    });
+
+    it('details show size, ETag, MD5 and dates, with curl, dfg, requests and pandas commands, and no aws s3 cp while the S3 API is off', async function () {
+      const { page } = await open();
+      await signIn(page);
+      await page.getByRole('button', { name: 'rates/' }).click();
+      await page.getByRole('button', { name: 'CURVE (details)' }).click();
+      const dialog = page.getByRole('dialog', { name: 'CURVE' });
+      await dialog.getByText('text/csv').waitFor();
+      const properties = (await store.getProperties('rates/curve.csv'))!;
+
+      const text = await dialog.innerText();
+
+      expect(text).to.include(`${CURVE.length.toLocaleString('en')} bytes`);
+      expect(text).to.include(properties.etag);
+      expect(text).to.include(properties.contentMd5!);
+      expect(text).to.include('rates/curve.csv');
+      const commands = await dialog.locator('.command').evaluateAll((elements) => elements.map((element) => element.getAttribute('data-command')));
+      expect(commands).to.deep.equal(['curl', 'dfg', 'python', 'pandas']);
+      expect(await dialog.locator('[data-command="curl"] pre').innerText()).to.include(`${gateway.baseUrl}/download/CURVE`);
+      expect(await dialog.locator('[data-command="dfg"] pre').innerText()).to.equal(`DFG_URL='${gateway.baseUrl}' dfg download 'CURVE' -o 'curve.csv'`);
+      expect(text).not.to.include(acme.secret);
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+    });
+
+    it('the account view says the account service is not available while the gateway has none', async function () {
+      const { page } = await open();
+      await signIn(page);
+
+      await page.getByRole('button', { name: 'Account' }).click();
+
+      await page.getByText('The account service is not available on this gateway').waitFor();
+    });
+  });
+
+  describe('when the token expires', function () {
+    it('asks to sign in again, then carries on where the subscriber was (folder, search, the details asked for)', async function () {
+      const { page } = await open();
+      await signIn(page);
+      await page.getByRole('button', { name: 'rates/' }).click();
+      await page.getByLabel('Search').fill('curve');
+      await expectNames(page, ['CURVE', 'CURVE_JAN']);
+
+      // An hour and a second later (TOKEN_TTL_SECONDS=3600): the gateway refuses the token.
+      clock.offsetMs = 3601_000;
+      await page.getByRole('button', { name: 'CURVE (details)' }).click();
+      const again = page.getByRole('dialog', { name: 'Your session has expired' });
+      await again.waitFor();
+      expect(await again.getByLabel('Client id').inputValue()).to.equal('acme');
+      await again.getByLabel('Client secret').fill(acme.secret);
+      await again.getByRole('button', { name: 'Sign in' }).click();
+
+      await page.getByRole('dialog', { name: 'CURVE' }).getByText('text/csv').waitFor();
+      expect(await page.getByLabel('Search').inputValue()).to.equal('curve');
+      expect(await page.getByRole('navigation', { name: 'Folder' }).innerText()).to.include('rates');
+    });
+  });
+
+  describe('with a 100,000-file catalog', function () {
+    it('renders only the rows in view (a few dozen in the DOM), scrolls to the last file, and searches it', async function () {
+      this.timeout(120_000);
+      // What the gateway lists, page after page while it sends nextCursor (one page of at most
+      // 10,000 until /list has cursors): the portal must show every one of them.
+      const expected: string[] = [];
+      let page = jsonOf<{ files: { symbol: string }[]; nextCursor?: string }>(await gateway.get('big', '/list?limit=10000'));
+      expected.push(...page.files.map((file) => file.symbol));
+      while (page.nextCursor !== undefined) {
+        page = jsonOf(await gateway.get('big', `/list?limit=10000&cursor=${encodeURIComponent(page.nextCursor)}`));
+        expected.push(...page.files.map((file) => file.symbol));
+      }
+      const { page: browserPage } = await open();
+      await signIn(browserPage, big);
+      await browserPage.getByRole('button', { name: 'series/' }).click();
+      const table = browserPage.locator('table.files');
+      await browserPage.locator('#file-count').getByText(`${expected.length.toLocaleString('en')} files`).waitFor();
+
+      const rowsInDom = await browserPage.locator('table.files tbody tr.row').count();
+      expect(Number(await table.getAttribute('aria-rowcount'))).to.equal(expected.length + 1);
+      expect(rowsInDom).to.be.within(10, 60);
+
+      await browserPage.locator('.table-scroll').evaluate((element) => element.scrollTo({ top: element.scrollHeight }));
+      const last = expected.sort().at(-1) ?? '';
+      await browserPage.getByRole('button', { name: `${last} (details)` }).waitFor();
+      expect(await browserPage.locator('table.files tbody tr.row').count()).to.be.within(10, 60);
+
+      const target = expected[Math.floor(expected.length / 2)] ?? '';
+      await browserPage.getByLabel('Search').fill(target);
+      await expectNames(browserPage, [target]);
+    });
+  });
+
+  describe('keyboard only', function () {
+    it('signs in, searches, opens the details of a file, closes them, and downloads it, with Tab, typing, Enter and Escape', async function () {
+      const { page } = await open();
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(acme.clientId);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(acme.secret);
+      await page.keyboard.press('Enter');
+      await page.locator('table.files').waitFor();
+
+      await tabTo(page, '#search');
+      await page.keyboard.type('holidays');
+      await expectNames(page, ['HOLIDAYS']);
+      await tabTo(page, 'td.col-name button');
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'HOLIDAYS' });
+      await dialog.waitFor();
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      await tabTo(page, 'button.download');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+
+      expect((await readFile(await download.path())).toString()).to.equal('date\n2024-12-25\n');
+    });
+  });
+
+  describe('accessibility (axe-core)', function () {
+    it('finds no serious or critical violation on the sign-in form, the file table, a folder, the details and the account view', async function () {
+      // Only to inject axe-core's script: the portal's own policy is checked without a bypass below.
+      const { page } = await open({ bypassCSP: true });
+      const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+      const audit = async (where: string): Promise<string[]> => {
+        if (!(await page.evaluate(() => (globalThis as unknown as PageGlobals).axe !== undefined))) await page.addScriptTag({ content: axeSource });
+        const results = (await page.evaluate(() => (globalThis as unknown as PageGlobals).axe?.run())) as {
+          violations: { id: string; impact: string | null; nodes: { target: unknown }[] }[];
+        };
+        return results.violations
+          .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+          .map((violation) => `${where}: ${violation.id} (${violation.impact}) at ${JSON.stringify(violation.nodes.map((node) => node.target))}`);
+      };
+      const found: string[] = [];
+
+      found.push(...(await audit('sign-in')));
+      await signIn(page);
+      found.push(...(await audit('files')));
+      await page.getByRole('button', { name: 'rates/' }).click();
+      found.push(...(await audit('folder')));
+      await page.getByRole('button', { name: 'CURVE (details)' }).click();
+      await page.getByRole('dialog', { name: 'CURVE' }).getByText('text/csv').waitFor();
+      found.push(...(await audit('details')));
+      await page.keyboard.press('Escape');
+      await page.getByRole('button', { name: 'Account' }).click();
+      await page.getByText('The account service is not available').waitFor();
+      found.push(...(await audit('account')));
+
+      expect(found).to.deep.equal([]);
+    });
+  });
+
+  describe('the Content-Security-Policy (no bypass)', function () {
+    it('holds: signing in, browsing, details and a download raise no policy violation and no script error', async function () {
+      const { page, errors } = await open();
+      const violations: string[] = [];
+      page.on('console', (message) => {
+        if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+      });
+      await signIn(page);
+      await page.getByRole('button', { name: 'rates/' }).click();
+      await page.getByRole('button', { name: 'CURVE (details)' }).click();
+      await page.getByRole('dialog', { name: 'CURVE' }).getByText('text/csv').waitFor();
+      await page.keyboard.press('Escape');
+      await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CURVE' }).click()]);
+
+      const policy = await page.evaluate(async () => (await fetch('/portal')).headers.get('content-security-policy'));
+
+      expect(policy).to.include("frame-ancestors 'none'");
+      expect(violations).to.deep.equal([]);
+      expect(errors).to.deep.equal([]);
+    });
+  });
+
+  describe('at 375 px and at 1440 px wide', function () {
+    for (const width of [375, 1440]) {
+      it(`at ${width} px, nothing overflows sideways; the screenshots of the subscribers' guide are saved`, async function () {
+        const images = join(packageRoot(), 'docs', 'images');
+        await mkdir(images, { recursive: true });
+        const { page } = await open({ width });
+        await page.screenshot({ path: join(images, `portal-sign-in-${width}.png`) });
+        await signIn(page);
+        await page.getByRole('button', { name: 'equities/' }).waitFor();
+
+        const overflow = await page.evaluate(() => {
+          const root = (globalThis as unknown as PageGlobals).document.documentElement;
+          return root.scrollWidth - root.clientWidth;
+        });
+        await page.screenshot({ path: join(images, `portal-files-${width}.png`) });
+        await page.getByRole('button', { name: 'rates/' }).click();
+        await page.getByRole('button', { name: 'CURVE (details)' }).click();
+        await page.getByRole('dialog', { name: 'CURVE' }).getByText('text/csv').waitFor();
+        await page.screenshot({ path: join(images, `portal-details-${width}.png`) });
+
+        expect(overflow).to.equal(0);
+        expect(await page.getByRole('button', { name: 'Download CURVE' }).first().isVisible()).to.equal(true);
+      });
+    }
+  });
+});
+
+/** The symbols (or folder names, as `name/`) of the rows in the DOM, in order. */
+function shownNames(page: Page): Promise<string[]> {
+  return page.$$eval('table.files tbody tr.row td.col-name .name', (names) => names.map((name) => name.textContent ?? ''));
+}
+
+/** Waits until the table shows exactly these rows (folders as `name/`), in this order. */
+async function expectNames(page: Page, names: readonly string[]): Promise<void> {
+  const expected = JSON.stringify(names);
+  try {
+    await page.waitForFunction(
+      (wanted) => {
+        const nodes = (globalThis as unknown as PageGlobals).document.querySelectorAll('table.files tbody tr.row td.col-name .name');
+        const shown = Array.from(nodes).map((node) => node.textContent ?? '');
+        return JSON.stringify(shown) === wanted;
+      },
+      expected,
+      { timeout: 10_000 },
+    );
+  } catch {
+    expect(await shownNames(page), 'rows shown').to.deep.equal(names);
+  }
+}
+
+/** Presses Tab until the focused element matches `selector` (at most 40 times). */
+async function tabTo(page: Page, selector: string): Promise<void> {
+  for (let presses = 0; presses < 40; presses += 1) {
+    if (await page.evaluate((wanted) => (globalThis as unknown as PageGlobals).document.activeElement?.matches(wanted) ?? false, selector)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
