@@ -102,6 +102,8 @@ export const listPageLimit = 10_000;
 export class GatewayApi {
   #token: Token | undefined;
   readonly #reauthenticate: () => Promise<Token>;
+  /** The one sign-in every call refused meanwhile waits for. */
+  #renewal: Promise<Token> | undefined;
 
   constructor(token: Token, reauthenticate: () => Promise<Token>) {
     this.#token = token;
@@ -116,15 +118,24 @@ export class GatewayApi {
   async #authorized(path: string): Promise<Response> {
     for (;;) {
       // A token known to be past its lifetime is not sent: ask for a new one first.
-      if (this.#token === undefined || this.#token.expiresAt <= Date.now()) this.#token = await this.#reauthenticate();
+      if (this.#token === undefined || this.#token.expiresAt <= Date.now()) this.#token = await this.#renew();
+      const sent = this.#token.accessToken;
       const response = await fetch(path, {
-        headers: { Authorization: `Bearer ${this.#token.accessToken}` },
+        headers: { Authorization: `Bearer ${sent}` },
         cache: 'no-store',
         credentials: 'omit',
       });
       if (response.status !== 401) return response;
-      this.#token = undefined;
+      // Only the token this call sent is forgotten: another call may already have renewed it.
+      if (this.#token?.accessToken === sent) this.#token = undefined;
     }
+  }
+
+  #renew(): Promise<Token> {
+    this.#renewal ??= this.#reauthenticate().finally(() => {
+      this.#renewal = undefined;
+    });
+    return this.#renewal;
   }
 
   async #json<T>(path: string): Promise<T> {

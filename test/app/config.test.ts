@@ -46,6 +46,17 @@ describe('loadConfig', function () {
     }
   });
 
+  describe('PORTAL', function () {
+    it('is on by default, and off with PORTAL=off', function () {
+      expect(load({}).portal).to.equal(true);
+      expect(load({ PORTAL: 'on' }).portal).to.equal(true);
+      expect(load({ PORTAL: 'off' }).portal).to.equal(false);
+    });
+    it('fails start-up naming PORTAL for any other value', function () {
+      expectConfigError({ PORTAL: 'yes' }, 'PORTAL', /on, off/);
+    });
+  });
+
   describe('DOWNLOAD_LINKS', function () {
     const azure = { AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/etc/gateway/clients.json' };
     it('is off by default, with links lasting 300 seconds when on', function () {
