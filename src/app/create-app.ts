@@ -184,6 +184,7 @@ function portalSettings(
   if (links !== undefined) {
     return { settings: { ...files, s3Api, links: { issue: links.issue, ttlMs: Math.min(links.ttlMs, portalLinkTtlMs) } }, signedLinks };
   }
-  const own = signedLinks ?? new SignedLinks(config.tokenSigningKey, clock);
+  // DOWNLOAD_LINKS=off: no links of any kind yet, so the gateway signs the portal's itself.
+  const own = new SignedLinks(config.tokenSigningKey, clock);
   return { settings: { ...files, s3Api, links: { issue: (link, baseUrl) => own.urlFor(link, baseUrl), ttlMs: portalLinkTtlMs } }, signedLinks: own };
 }

@@ -79,14 +79,15 @@ async function auditedDownloads(audited: ReturnType<typeof capturedAudit>, count
 }
 
 describe('direct links (DOWNLOAD_LINKS)', function () {
-  describe('when off (the default)', function () {
+  describe('when off (the default), with the portal off too (PORTAL=off)', function () {
     let gateway: TestGateway;
 
     before(async function () {
       const store = new MemoryBlobStore();
       store.put('indexes/acme.csv', INDEX);
       store.put('data/file.bin', BYTES);
-      gateway = await startGateway({ store, clients: [acme] });
+      // The portal's links are gateway-signed whatever DOWNLOAD_LINKS says (test/portal/portal-routes.test.ts).
+      gateway = await startGateway({ store, clients: [acme], env: { PORTAL: 'off' } });
     });
 
     after(async function () {

@@ -161,6 +161,16 @@ describe('the subscriber portal over HTTP (/portal)', function () {
         expect(download.headers['content-disposition']).to.match(/^attachment; filename="curve.csv"/);
       });
 
+      it('GET /link/<symbol> still does not exist (404), but the gateway-signed link route does, for the portal\'s links', async function () {
+        const general = await gateway.get('acme', '/link/CURVE');
+        const signed = await gateway.request('GET', '/download/signed/curve.csv?token=abc');
+
+        expect(general.status).to.equal(404);
+        expect(jsonOf<ErrorBody>(general).code).to.equal('route_not_found');
+        expect(signed.status).to.equal(403);
+        expect(jsonOf<ErrorBody>(signed).code).to.equal('invalid_link');
+      });
+
       it('the link stops working after its 60 seconds (403 invalid_link)', async function () {
         const link = jsonOf<DownloadLink>(await gateway.get('acme', '/portal/link/CURVE'));
         clock.offsetMs = 61_000;

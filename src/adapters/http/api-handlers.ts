@@ -9,9 +9,9 @@ import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf } from '.
 import { handleDownload, handleLinkRequest, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from './grammar/request-path.js';
-import { portalConfiguration, portalContentSecurityPolicy, type PortalSettings } from './portal.js';
 import { authorizationServerMetadata, protectedResourceMetadata, publicOrigin } from './oauth-discovery.js';
 import type { ListCursors } from './list-cursors.js';
+import { portalConfiguration, portalContentSecurityPolicy, type PortalSettings } from './portal.js';
 import type { SignedLinks } from './signed-links.js';
 import type { TokenResponse } from './token-endpoint.js';
 

@@ -29,9 +29,9 @@ import {
   type TokenFailureLimits,
   type TokenIssueLimit,
 } from './rate-limits.js';
-import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
 import type { ListCursors } from './list-cursors.js';
 import type { PortalSettings } from './portal.js';
+import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
 import type { SignedLinks } from './signed-links.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 import type { VerificationQueue } from './verification-queue.js';

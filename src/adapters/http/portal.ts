@@ -82,10 +82,14 @@ export function builtPortalFiles(folder: string): Pick<PortalSettings, 'page' | 
   return {
     page: () => read(join(folder, 'index.html'), 'text/html; charset=utf-8').catch(() => undefined),
     async asset(name) {
-      listing ??= readdir(assetsFolder)
-        .then((names) => new Set(names.filter((entry) => Object.hasOwn(contentTypes, extname(entry)))))
-        .catch(() => new Set<string>());
-      if (!(await listing).has(name)) return undefined;
+      if (listing === undefined) {
+        const reading = readdir(assetsFolder).then((names) => new Set(names.filter((entry) => Object.hasOwn(contentTypes, extname(entry)))));
+        // A folder that cannot be read (not built yet) is not remembered as empty: it is read again.
+        reading.catch(() => (listing = undefined));
+        listing = reading;
+      }
+      const names = await listing.catch(() => new Set<string>());
+      if (!names.has(name)) return undefined;
       return read(join(assetsFolder, name), contentTypes[extname(name)] ?? 'application/octet-stream');
     },
   };
