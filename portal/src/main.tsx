@@ -200,6 +200,7 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
   const folderCount = rows.length - fileCount;
 
   const download = async (file: PortalFile): Promise<void> => {
+    setError(undefined);
     try {
       const link = await api.downloadLink(file.symbol);
       // The browser's own download manager fetches it: no bytes pass through this tab's memory,

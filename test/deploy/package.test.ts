@@ -175,6 +175,16 @@ describe('npm run package (the deployable zip)', function () {
         expect(bundle.status).to.equal(200);
         expect(bundle.headers['content-type']).to.equal('text/javascript; charset=utf-8');
       });
+
+      it('serves the subscriber portal (/portal) and its script from the packaged dist/portal', async function () {
+        const page = await sendRaw(server.port, 'GET', '/portal', {});
+        const script = /src="(\/portal\/assets\/[^"]+\.js)"/.exec(page.body.toString('utf8'))?.[1] ?? '';
+        const bundle = await sendRaw(server.port, 'GET', script, {});
+
+        expect(page.status).to.equal(200);
+        expect(bundle.status).to.equal(200);
+        expect(bundle.headers['content-type']).to.equal('text/javascript; charset=utf-8');
+      });
     });
 
     it('stops at start, naming the variable, when App Service left a Key Vault reference unresolved', async function () {
