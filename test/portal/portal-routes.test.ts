@@ -43,11 +43,13 @@ function storeWithFiles(): MemoryBlobStore {
       buildIndexRow({ Symbol: 'CURVE', FileName: 'rates/curve.csv' }),
       buildIndexRow({ Symbol: 'GONE', FileName: 'rates/gone.csv' }),
       buildIndexRow({ Symbol: 'PORTALFILE', FileName: 'portal/file.csv' }),
+      buildIndexRow({ Symbol: 'OTHER', FileName: 'rates/other.csv' }),
     ]),
   );
   store.put('rates/curve.csv', BYTES);
   store.put('rates/secret.csv', 'not in the index');
   store.put('portal/file.csv', 'a file under a route name');
+  store.put('rates/other.csv', 'another file');
   return store;
 }
 
@@ -208,16 +210,18 @@ describe('the subscriber portal over HTTP (/portal)', function () {
   });
 
   describe('GET /portal/link/:symbol against the download rate limit', function () {
-    it('counts each link as a download: past DOWNLOAD_RATE_LIMIT it answers 429 with Retry-After', async function () {
+    it('counts each link as a download of its file version: past DOWNLOAD_RATE_LIMIT versions it answers 429 with Retry-After; a version already counted still gets one', async function () {
       const gateway = await startGateway({ store: storeWithFiles(), clients: [acme], env: { DOWNLOAD_RATE_LIMIT: '2' } });
       try {
         await gateway.get('acme', '/download/CURVE');
-        await gateway.get('acme', '/portal/link/CURVE');
+        expect((await gateway.get('acme', '/portal/link/OTHER')).status).to.equal(200);
 
-        const limited = await gateway.get('acme', '/portal/link/CURVE');
+        const limited = await gateway.get('acme', '/portal/link/PORTALFILE');
+        const counted = await gateway.get('acme', '/portal/link/CURVE');
 
         expect(limited.status).to.equal(429);
         expect(Number(limited.headers['retry-after'])).to.be.greaterThan(0);
+        expect(counted.status).to.equal(200);
       } finally {
         await gateway.close();
       }
