@@ -179,12 +179,11 @@ function portalSettings(
 ): { readonly settings: PortalSettings; readonly signedLinks: SignedLinks | undefined } | undefined {
   if (!config.portal) return undefined;
   const files = builtPortalFiles(builtPortalDir());
-  // The S3-compatible API is not part of this gateway yet: no `aws s3 cp` in the portal.
-  const s3Api = undefined;
+  const s3Bucket = config.s3?.bucket;
   if (links !== undefined) {
-    return { settings: { ...files, s3Api, links: { issue: links.issue, ttlMs: Math.min(links.ttlMs, portalLinkTtlMs) } }, signedLinks };
+    return { settings: { ...files, s3Bucket, links: { issue: links.issue, ttlMs: Math.min(links.ttlMs, portalLinkTtlMs) } }, signedLinks };
   }
   // DOWNLOAD_LINKS=off: no links of any kind yet, so the gateway signs the portal's itself.
   const own = new SignedLinks(config.tokenSigningKey, clock);
-  return { settings: { ...files, s3Api, links: { issue: (link, baseUrl) => own.urlFor(link, baseUrl), ttlMs: portalLinkTtlMs } }, signedLinks: own };
+  return { settings: { ...files, s3Bucket, links: { issue: (link, baseUrl) => own.urlFor(link, baseUrl), ttlMs: portalLinkTtlMs } }, signedLinks: own };
 }

@@ -129,6 +129,19 @@ describe('the subscriber portal over HTTP (/portal)', function () {
       expect(jsonOf(response)).to.deep.equal({ s3Api: null });
     });
 
+    it('GET /portal/config.json names the S3 API\'s endpoint (this origin) and bucket when S3_API=on, never cached', async function () {
+      const withS3 = await startGateway({ store: storeWithFiles(), clients: [acme], env: { S3_API: 'on', S3_BUCKET: 'vendor-data' } });
+      try {
+        const response = await withS3.request('GET', '/portal/config.json');
+
+        expect(response.status).to.equal(200);
+        expect(response.headers['cache-control']).to.equal('no-store');
+        expect(jsonOf(response)).to.deep.equal({ s3Api: { endpointUrl: withS3.baseUrl, bucket: 'vendor-data' } });
+      } finally {
+        await withS3.close();
+      }
+    });
+
     it('answers 400 to portal requests the contract refuses', async function () {
       for (const target of ['/portal?unexpected=1', '/portal/config.json?unexpected=1', `/portal/assets/${'x'.repeat(200)}.js`]) {
         const response = await gateway.request('GET', target);

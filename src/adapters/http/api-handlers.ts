@@ -250,7 +250,9 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     },
 
     async getPortalConfig(context) {
-      context.res.set('Cache-Control', 'no-cache').status(200).json(portalConfiguration(portalOf(deps)));
+      // Names the origin, which may come from the request's Host: no cache keeps it.
+      const origin = publicOrigin(deps.publicBaseUrl, context.req);
+      context.res.set('Cache-Control', 'no-store').status(200).json(portalConfiguration(portalOf(deps), origin));
     },
 
     /** The portal's download link: as `GET /link/<symbol>` (counted, audited), but short-lived and whatever DOWNLOAD_LINKS says. */

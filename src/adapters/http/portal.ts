@@ -47,8 +47,8 @@ export interface PortalSettings {
   readonly asset: (name: string) => Promise<PortalAsset | undefined>;
   /** Makes the portal's single-client, single-file download links, valid `ttlMs`. */
   readonly links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number };
-  /** The S3-compatible API when it is on (then the portal shows `aws s3 cp`); `undefined` when off. */
-  readonly s3Api: PortalS3Api | undefined;
+  /** The bucket of the S3-compatible API when it is on (S3_API=on; the portal then shows `aws s3 cp`). */
+  readonly s3Bucket: string | undefined;
 }
 
 const contentTypes: Readonly<Record<string, string>> = {
@@ -95,7 +95,10 @@ export function builtPortalFiles(folder: string): Pick<PortalSettings, 'page' | 
   };
 }
 
-/** `/portal/config.json`: what the portal cannot know from the API alone. */
-export function portalConfiguration(settings: Pick<PortalSettings, 's3Api'>): { readonly s3Api: PortalS3Api | null } {
-  return { s3Api: settings.s3Api ?? null };
+/**
+ * `/portal/config.json`: what the portal cannot know from the API alone. The S3 API answers at the
+ * gateway's own origin (path-style, `s3://<bucket>/<storage path>`).
+ */
+export function portalConfiguration(settings: Pick<PortalSettings, 's3Bucket'>, origin: string): { readonly s3Api: PortalS3Api | null } {
+  return { s3Api: settings.s3Bucket === undefined ? null : { endpointUrl: origin, bucket: settings.s3Bucket } };
 }
