@@ -29,7 +29,7 @@ describe('authentication before validation, on every operation that needs a toke
     store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' })]));
     store.put('data/a.csv', 'a\n');
     // Every optional route on, so that it is checked too.
-    gateway = await startGateway({ store, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }], env: { DOWNLOAD_LINKS: 'on' } });
+    gateway = await startGateway({ store, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }], env: { DOWNLOAD_LINKS: 'on', S3_API: 'on' } });
     token = await gateway.tokenFor('acme');
     const api = await openApi();
     for (const operation of api.getOperations()) {

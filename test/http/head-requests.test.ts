@@ -1,7 +1,11 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { apiReferenceAssetNames } from '../../src/adapters/http/api-reference.js';
+import { packageRoot } from '../../src/app/package-root.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { openApi, type HttpResponse } from '../support/contract.js';
+import { buildPortal } from '../support/portal-build.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf } from '../support/json.js';
@@ -32,8 +36,14 @@ function comparableHeaders(response: HttpResponse, operationId: string): Record<
 describe('HEAD on every GET operation of openapi.yaml (RFC 9110 section 9.3.2)', function () {
   let gateway: TestGateway;
   let signedLinkPath: string;
+  /** A file of the portal's build. */
+  let portalAsset: string;
 
   before(async function () {
+    // GET /portal is one of the GET operations: it serves the portal of these sources, built once per run.
+    this.timeout(120_000);
+    await buildPortal();
+    portalAsset = (await readdir(join(packageRoot(), 'dist', 'portal', 'assets')))[0] ?? '';
     const store = new MemoryBlobStore();
     store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'FILE', FileName: 'data/file.csv' })]));
     store.put('data/file.csv', 'date,value\n2024-01-02,1\n');
@@ -54,6 +64,7 @@ describe('HEAD on every GET operation of openapi.yaml (RFC 9110 section 9.3.2)',
   /** A request path for an operation's template, with values the gateway above serves. */
   function examplePath(template: string): string {
     if (template === '/download/signed/{name}') return signedLinkPath;
+    if (template === '/portal/assets/{asset}') return `/portal/assets/${portalAsset}`;
     return template
       .replace('{symbol}', 'FILE')
       .replace('{asset}', apiReferenceAssetNames[0] ?? 'api-reference.js')

@@ -43,15 +43,25 @@ export async function sendStreamedJson(req: Request, res: Response, etag: string
   if (answeredNotModified(req, res, etag)) return;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.status(200);
+  // HEAD answers what GET would (RFC 9110 section 9.3.2): the same headers, no content.
+  const head = req.method === 'HEAD';
   let buffered = '';
+  let streamed = false;
   for (const piece of pieces) {
     buffered += piece;
     if (buffered.length < 65_536) continue;
+    streamed = true;
+    if (head) {
+      buffered = '';
+      continue;
+    }
     const flushed = res.write(buffered);
     buffered = '';
     if (!flushed && !(await drained(res))) return;
   }
-  res.end(buffered);
+  // A body sent in one piece has a length, set here because Node leaves it out of a HEAD answer.
+  if (!streamed) res.setHeader('Content-Length', Buffer.byteLength(buffered));
+  res.end(head ? undefined : buffered);
 }
 
 /** Whether the connection took what was written (`drain`), rather than closing first. */

@@ -1707,6 +1707,7 @@ export interface operations {
                     "application/json": components["schemas"]["S3Credentials"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The S3-compatible API is off (`route_not_found`). */
             404: {

@@ -511,6 +511,13 @@ export type IssueS3CredentialsData = {
 
 export type IssueS3CredentialsErrors = {
     /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
      * Missing, malformed, forged, expired or revoked bearer token.
      */
     401: Error;
