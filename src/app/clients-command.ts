@@ -8,6 +8,8 @@ import {
 } from '../adapters/clients/json-client-registry.js';
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
 import { deriveSecretAccessKey, newAccessKeyId, OPERATOR_KEY_PREFIX } from '../adapters/s3/s3-credentials.js';
+import { formatByteSize, InvalidByteSize, parseByteSize } from '../adapters/text/byte-size.js';
+import { InvalidInstant, parseIsoInstant } from '../adapters/text/iso-instant.js';
 import { InvalidPath } from '../domain/errors.js';
 import { validateStoragePath } from '../domain/storage-path.js';
 
@@ -52,7 +54,7 @@ class CliFailure extends Error {
 const takesEffect = 'within CLIENTS_FILE_RECHECK_SECONDS (1 s by default)';
 
 /**
- * Runs the `clients` command line: `add`, `list`, `rotate`, `disable`, `enable`, `remove`.
+ * Runs the `clients` command line: `add`, `set`, `list`, `rotate`, `disable`, `enable`, `remove`.
  *
  * `args` are the user's arguments only (`process.argv.slice(2)`). Results go to `io.stdout` as
  * `key: value` lines (or JSON for `list --json`); notes and errors go to `io.stderr`.
@@ -115,10 +117,14 @@ function buildProgram(io: ClientsCliIo): Command {
     )
     .option('--secret-stdin', 'read the secret to import from standard input, so it never shows in `ps` or shell history')
     .option('--index <path>', 'storage path of the client index CSV (default: indexes/<client_id>.csv)')
-    .action(async (clientId: string, options: SecretOptions & { index?: string }) => {
+    .option('--valid-from <instant>', 'start of the subscription term, ISO 8601, UTC unless a zone is written (default: unbounded)')
+    .option('--valid-until <instant>', 'end of the subscription term (exclusive), ISO 8601 (default: unbounded)')
+    .option('--monthly-bytes <size>', 'bytes per calendar month (UTC), e.g. 500GiB; units B KiB MiB GiB TiB (default: unlimited)')
+    .action(async (clientId: string, options: SecretOptions & SubscriptionOptions & { index?: string }) => {
       checkClientId(clientId);
       const indexPath = options.index ?? defaultIndexPath(clientId);
       checkIndexPath(indexPath);
+      const subscription = parseSubscriptionOptions(options);
       const secret = await chooseSecret(options, io);
       const store = registry();
       // Hashed before the registry is locked, so that the lock is held for milliseconds.
@@ -128,12 +134,39 @@ function buildProgram(io: ClientsCliIo): Command {
         if (Object.hasOwn(file.clients, clientId)) {
           throw new CliFailure(EXIT_REFUSED, `client "${clientId}" already exists in ${store.path}`);
         }
-        file.clients[clientId] = { secretHash, indexPath, enabled: true, createdAt: stamp, updatedAt: stamp };
+        const added = applySubscription({ secretHash, indexPath, enabled: true, createdAt: stamp, updatedAt: stamp }, subscription);
+        checkTermOrder(added);
+        file.clients[clientId] = added;
         return { result: undefined, write: true };
       });
       out(`client_id: ${clientId}`);
       out(`index_path: ${indexPath}`);
+      printSubscription(applySubscription({} as StoredClient, subscription), out, { onlySet: true });
       printSecret(secret, out, note);
+    });
+
+  program
+    .command('set')
+    .description("change an existing client's subscription term or monthly byte quota (`none` clears a bound or the quota)")
+    .argument('<client_id>')
+    .option('--valid-from <instant>', 'start of the subscription term, ISO 8601, or none')
+    .option('--valid-until <instant>', 'end of the subscription term (exclusive), ISO 8601, or none')
+    .option('--monthly-bytes <size>', 'bytes per calendar month (UTC), e.g. 500GiB, or none')
+    .action(async (clientId: string, options: SubscriptionOptions) => {
+      const subscription = parseSubscriptionOptions(options);
+      if (Object.keys(subscription).length === 0) {
+        throw new CliFailure(EXIT_USAGE, 'set: give at least one of --valid-from, --valid-until, --monthly-bytes');
+      }
+      let result: StoredClient | undefined;
+      await update(registry(), clientId, (stored) => {
+        const changed = applySubscription(stored, subscription);
+        checkTermOrder(changed);
+        result = changed;
+        return sameSubscription(stored, changed) ? stored : { ...changed, updatedAt: now() };
+      });
+      out(`client_id: ${clientId}`);
+      if (result !== undefined) printSubscription(result, out, { onlySet: false });
+      note(`Every gateway instance applies the change ${takesEffect}.`);
     });
 
   program
@@ -150,13 +183,27 @@ function buildProgram(io: ClientsCliIo): Command {
           indexPath: stored.indexPath,
           createdAt: stored.createdAt,
           updatedAt: stored.updatedAt,
+          validFrom: stored.validFrom ?? null,
+          validUntil: stored.validUntil ?? null,
+          monthlyBytes: stored.monthlyBytes ?? null,
         }));
       if (options.json === true) {
         out(JSON.stringify(rows, null, 2));
         return;
       }
-      const header = ['CLIENT_ID', 'ENABLED', 'INDEX_PATH', 'UPDATED_AT'];
-      const table = [header, ...rows.map((row) => [row.clientId, String(row.enabled), row.indexPath, row.updatedAt])];
+      const header = ['CLIENT_ID', 'ENABLED', 'INDEX_PATH', 'VALID_FROM', 'VALID_UNTIL', 'MONTHLY_BYTES', 'UPDATED_AT'];
+      const table = [
+        header,
+        ...rows.map((row) => [
+          row.clientId,
+          String(row.enabled),
+          row.indexPath,
+          row.validFrom ?? '-',
+          row.validUntil ?? '-',
+          row.monthlyBytes === null ? '-' : formatByteSize(row.monthlyBytes),
+          row.updatedAt,
+        ]),
+      ];
       const widths = header.map((_, column) => Math.max(...table.map((cells) => (cells[column] ?? '').length)));
       for (const cells of table) {
         out(cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd());
@@ -281,6 +328,79 @@ function signingKeyOf(env: ClientsCliIo['env']): Uint8Array {
     );
   }
   return new TextEncoder().encode(key);
+}
+
+interface SubscriptionOptions {
+  readonly validFrom?: string;
+  readonly validUntil?: string;
+  readonly monthlyBytes?: string;
+}
+
+/** Each flag given: a value to store, or `null` to clear it (`none`). */
+interface SubscriptionChange {
+  validFrom?: string | null;
+  validUntil?: string | null;
+  monthlyBytes?: number | null;
+}
+
+const NONE = 'none';
+
+/** The flags' values, checked with the same grammar the gateway reads; a bad value fails naming its flag. */
+function parseSubscriptionOptions(options: SubscriptionOptions): SubscriptionChange {
+  const change: SubscriptionChange = {};
+  const instant = (flag: string, text: string): string | null => {
+    if (text.trim() === NONE) return null;
+    try {
+      return parseIsoInstant(text).toISOString();
+    } catch (error) {
+      if (!(error instanceof InvalidInstant)) throw error;
+      throw new CliFailure(EXIT_USAGE, `invalid ${flag}: ${error.message}, or none`);
+    }
+  };
+  if (options.validFrom !== undefined) change.validFrom = instant('--valid-from', options.validFrom);
+  if (options.validUntil !== undefined) change.validUntil = instant('--valid-until', options.validUntil);
+  if (options.monthlyBytes !== undefined) {
+    if (options.monthlyBytes.trim() === NONE) change.monthlyBytes = null;
+    else {
+      try {
+        change.monthlyBytes = parseByteSize(options.monthlyBytes);
+      } catch (error) {
+        if (!(error instanceof InvalidByteSize)) throw error;
+        throw new CliFailure(EXIT_USAGE, `invalid --monthly-bytes: ${error.message}, or none`);
+      }
+    }
+  }
+  return change;
+}
+
+function applySubscription(stored: StoredClient, change: SubscriptionChange): StoredClient {
+  const next: Record<string, unknown> = { ...stored };
+  for (const field of ['validFrom', 'validUntil', 'monthlyBytes'] as const) {
+    const value = change[field];
+    if (value === undefined) continue;
+    if (value === null) delete next[field];
+    else next[field] = value;
+  }
+  return next as unknown as StoredClient;
+}
+
+function sameSubscription(a: StoredClient, b: StoredClient): boolean {
+  return a.validFrom === b.validFrom && a.validUntil === b.validUntil && a.monthlyBytes === b.monthlyBytes;
+}
+
+/** A term is `[validFrom, validUntil)`: an empty one would be a client that can never connect. */
+function checkTermOrder(stored: StoredClient): void {
+  if (stored.validFrom !== undefined && stored.validUntil !== undefined && stored.validFrom >= stored.validUntil) {
+    throw new CliFailure(EXIT_USAGE, `--valid-until (${stored.validUntil}) must come after --valid-from (${stored.validFrom})`);
+  }
+}
+
+function printSubscription(stored: StoredClient, out: (line: string) => void, options: { readonly onlySet: boolean }): void {
+  if (!options.onlySet || stored.validFrom !== undefined) out(`valid_from: ${stored.validFrom ?? NONE}`);
+  if (!options.onlySet || stored.validUntil !== undefined) out(`valid_until: ${stored.validUntil ?? NONE}`);
+  if (!options.onlySet || stored.monthlyBytes !== undefined) {
+    out(`monthly_bytes: ${stored.monthlyBytes === undefined ? NONE : `${stored.monthlyBytes} (${formatByteSize(stored.monthlyBytes)})`}`);
+  }
 }
 
 interface ChosenSecret {

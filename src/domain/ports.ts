@@ -127,6 +127,12 @@ export interface ClientRecord {
   readonly enabled: boolean;
   /** Ids of the access keys the operator issued to the client (for signed-request APIs); none when absent. */
   readonly accessKeyIds?: readonly string[];
+  /** When the subscription term starts (inclusive); unbounded when absent. */
+  readonly validFrom?: Date;
+  /** When the subscription term ends (exclusive); unbounded when absent. */
+  readonly validUntil?: Date;
+  /** The most bytes the client may take per calendar month (UTC); unlimited when absent. */
+  readonly monthlyBytes?: number;
 }
 
 /** The registry of subscribers. */
@@ -156,6 +162,11 @@ export interface SecretHasher {
 export interface Principal {
   readonly clientId: string;
   readonly indexPath: string;
+  /** The client's subscription term, when it has bounds (grants made for it end with it). */
+  readonly validFrom?: Date;
+  readonly validUntil?: Date;
+  /** The client's monthly byte quota; unlimited when absent. */
+  readonly monthlyBytes?: number;
 }
 
 /** What a bearer token says, once its signature and lifetime have been checked. */

@@ -35,9 +35,15 @@ const adapters: readonly RegistryUnderTest[] = [
       const dir = await mkdtemp(join(tmpdir(), 'client-registry-contract-'));
       const registry = new JsonClientRegistry(join(dir, 'clients.json'));
       const clients = Object.fromEntries(
-        records.map(({ clientId, ...stored }) => [
+        records.map(({ clientId, validFrom, validUntil, ...stored }) => [
           clientId,
-          { ...stored, createdAt: '2024-01-02T10:00:00.000Z', updatedAt: '2024-01-02T10:00:00.000Z' },
+          {
+            ...stored,
+            ...(validFrom !== undefined && { validFrom: validFrom.toISOString() }),
+            ...(validUntil !== undefined && { validUntil: validUntil.toISOString() }),
+            createdAt: '2024-01-02T10:00:00.000Z',
+            updatedAt: '2024-01-02T10:00:00.000Z',
+          },
         ]),
       );
       await registry.save({ version: 1, clients });
@@ -64,6 +70,16 @@ for (const adapter of adapters) {
       const registry = await given([buildClientRecord(), buildClientRecord({ clientId: 'beta', indexPath: 'b.csv', enabled: false })]);
       expect(await registry.find('acme')).to.deep.equal(buildClientRecord());
       expect(await registry.find('beta')).to.deep.equal(buildClientRecord({ clientId: 'beta', indexPath: 'b.csv', enabled: false }));
+    });
+
+    it('finds a client with a subscription term and a monthly quota with those fields', async () => {
+      const subscriber = buildClientRecord({
+        validFrom: new Date('2026-11-01T00:00:00.000Z'),
+        validUntil: new Date('2027-11-01T00:00:00.000Z'),
+        monthlyBytes: 10 * 1024 ** 3,
+      });
+      const registry = await given([subscriber]);
+      expect(await registry.find('acme')).to.deep.equal(subscriber);
     });
 
     it('returns undefined for an unknown client', async () => {

@@ -165,13 +165,14 @@ describe('clients CLI (runClientsCli)', () => {
       await run(['disable', 'zeta']);
     });
 
-    it('prints a table of client_id, enabled, index path and updatedAt, sorted by id', async () => {
+    it('prints a table of client_id, enabled, index path, term, quota and updatedAt, sorted by id', async () => {
+      await run(['set', 'acme', '--valid-until', '2025-01-01', '--monthly-bytes', '10GiB']);
       const result = await run(['list']);
       expect(result.code).to.equal(0);
       expect(result.stdout.trimEnd().split('\n')).to.deep.equal([
-        'CLIENT_ID  ENABLED  INDEX_PATH        UPDATED_AT',
-        'acme       true     custom/acme.csv   2024-03-02T08:30:00.000Z',
-        'zeta       false    indexes/zeta.csv  2024-03-02T08:30:00.000Z',
+        'CLIENT_ID  ENABLED  INDEX_PATH        VALID_FROM  VALID_UNTIL               MONTHLY_BYTES  UPDATED_AT',
+        'acme       true     custom/acme.csv   -           2025-01-01T00:00:00.000Z  10 GiB         2024-03-02T08:30:00.000Z',
+        'zeta       false    indexes/zeta.csv  -           -                         -              2024-03-02T08:30:00.000Z',
       ]);
     });
 
@@ -179,8 +180,8 @@ describe('clients CLI (runClientsCli)', () => {
       const result = await run(['list', '--json']);
       expect(result.code).to.equal(0);
       expect(JSON.parse(result.stdout)).to.deep.equal([
-        { clientId: 'acme', enabled: true, indexPath: 'custom/acme.csv', createdAt: '2024-03-02T08:30:00.000Z', updatedAt: '2024-03-02T08:30:00.000Z' },
-        { clientId: 'zeta', enabled: false, indexPath: 'indexes/zeta.csv', createdAt: '2024-03-01T12:00:00.000Z', updatedAt: '2024-03-02T08:30:00.000Z' },
+        { clientId: 'acme', enabled: true, indexPath: 'custom/acme.csv', createdAt: '2024-03-02T08:30:00.000Z', updatedAt: '2024-03-02T08:30:00.000Z', validFrom: null, validUntil: null, monthlyBytes: null },
+        { clientId: 'zeta', enabled: false, indexPath: 'indexes/zeta.csv', createdAt: '2024-03-01T12:00:00.000Z', updatedAt: '2024-03-02T08:30:00.000Z', validFrom: null, validUntil: null, monthlyBytes: null },
       ]);
     });
 
@@ -197,8 +198,91 @@ describe('clients CLI (runClientsCli)', () => {
 
     it('prints only the header, or [], when there is no registry file yet', async () => {
       await rm(clientsFile);
-      expect((await run(['list'])).stdout).to.equal('CLIENT_ID  ENABLED  INDEX_PATH  UPDATED_AT\n');
+      expect((await run(['list'])).stdout).to.equal('CLIENT_ID  ENABLED  INDEX_PATH  VALID_FROM  VALID_UNTIL  MONTHLY_BYTES  UPDATED_AT\n');
       expect(JSON.parse((await run(['list', '--json'])).stdout)).to.deep.equal([]);
+    });
+  });
+
+  describe('the subscription term and monthly quota (add and set)', () => {
+    it('add stores --valid-from, --valid-until (UTC) and --monthly-bytes in bytes, and prints them', async () => {
+      const result = await run(['add', 'acme', '--valid-from', '2026-11-01', '--valid-until', '2027-10-31T21:00:00-03:00', '--monthly-bytes', '500GiB']);
+      expect(result.code).to.equal(0);
+      expect(result.fields).to.deep.include({
+        valid_from: '2026-11-01T00:00:00.000Z',
+        valid_until: '2027-11-01T00:00:00.000Z',
+        monthly_bytes: '536870912000 (500 GiB)',
+      });
+      expect(await stored('acme')).to.deep.include({
+        validFrom: '2026-11-01T00:00:00.000Z',
+        validUntil: '2027-11-01T00:00:00.000Z',
+        monthlyBytes: 536870912000,
+      });
+      expect(await new JsonClientRegistry(clientsFile).find('acme')).to.deep.include({
+        validFrom: new Date('2026-11-01T00:00:00.000Z'),
+        validUntil: new Date('2027-11-01T00:00:00.000Z'),
+        monthlyBytes: 536870912000,
+      });
+    });
+
+    it('set changes one bound of an existing client, keeps the others, and stamps updatedAt', async () => {
+      await run(['add', 'acme', '--valid-from', '2026-11-01', '--monthly-bytes', '1MiB']);
+      clock = new Date('2024-05-01T00:00:00.000Z');
+      const result = await run(['set', 'acme', '--valid-until', '2027-01-01T00:00:00Z']);
+      expect(result.code).to.equal(0);
+      expect(result.fields).to.deep.equal({
+        client_id: 'acme',
+        valid_from: '2026-11-01T00:00:00.000Z',
+        valid_until: '2027-01-01T00:00:00.000Z',
+        monthly_bytes: '1048576 (1 MiB)',
+      });
+      expect(await stored('acme')).to.deep.include({ validUntil: '2027-01-01T00:00:00.000Z', monthlyBytes: 1048576, updatedAt: '2024-05-01T00:00:00.000Z' });
+    });
+
+    it('set with none clears a bound or the quota', async () => {
+      await run(['add', 'acme', '--valid-until', '2027-01-01', '--monthly-bytes', '1MiB']);
+      const result = await run(['set', 'acme', '--valid-until', 'none', '--monthly-bytes', 'none']);
+      expect(result.code).to.equal(0);
+      expect(result.fields).to.deep.include({ valid_until: 'none', monthly_bytes: 'none' });
+      const client = await stored('acme');
+      expect(client).to.not.have.property('validUntil');
+      expect(client).to.not.have.property('monthlyBytes');
+    });
+
+    for (const [flag, value] of [
+      ['--valid-from', '2026-13-01'],
+      ['--valid-until', 'tomorrow'],
+      ['--monthly-bytes', '10GB'],
+      ['--monthly-bytes', '-5'],
+    ] as const) {
+      it(`refuses ${flag} ${value} with exit 2, naming the flag, and changes nothing`, async () => {
+        await run(['add', 'acme']);
+        const before = await stored('acme');
+        const result = await run(['set', 'acme', flag, value]);
+        expect(result.code).to.equal(2);
+        expect(result.stderr).to.include(flag);
+        expect(await stored('acme')).to.deep.equal(before);
+        const added = await run(['add', 'beta', flag, value]);
+        expect(added.code).to.equal(2);
+        expect(added.stderr).to.include(flag);
+        expect(await stored('beta')).to.equal(undefined);
+      });
+    }
+
+    it('refuses a term that ends before it starts with exit 2', async () => {
+      await run(['add', 'acme', '--valid-from', '2027-01-01']);
+      const result = await run(['set', 'acme', '--valid-until', '2026-12-31']);
+      expect(result.code).to.equal(2);
+      expect(result.stderr).to.include('must come after --valid-from');
+      expect(await stored('acme')).to.not.have.property('validUntil');
+    });
+
+    it('set without a flag is a usage error', async () => {
+      await run(['add', 'acme']);
+      expect((await run(['set', 'acme'])).code).to.equal(2);
+    });
+
+    it('set of an unknown client exits 1', async () => {
+      expect((await run(['set', 'nobody', '--monthly-bytes', '1GiB'])).code).to.equal(1);
     });
   });
 

@@ -164,6 +164,18 @@ describe('JsonClientRegistry', () => {
         json: { version: 1, clients: { acme: { ...buildStoredClient(), secretHash: undefined } } },
         says: 'clients["acme"].secretHash must be a non-empty string',
       },
+      'a validUntil that is not an ISO 8601 instant': {
+        json: buildFile({ acme: { ...buildStoredClient(), validUntil: 'next year' } }),
+        says: 'clients["acme"].validUntil must be an ISO 8601 date or date-time',
+      },
+      'a term that ends before it starts': {
+        json: buildFile({ acme: { ...buildStoredClient(), validFrom: '2027-01-01T00:00:00.000Z', validUntil: '2026-01-01T00:00:00.000Z' } }),
+        says: 'clients["acme"].validFrom must come before validUntil',
+      },
+      'a monthlyBytes that is not a whole number': {
+        json: buildFile({ acme: { ...buildStoredClient(), monthlyBytes: 1.5 } }),
+        says: 'clients["acme"].monthlyBytes must be a whole number of bytes',
+      },
       'an enabled flag that is a string': {
         json: { version: 1, clients: { acme: { ...buildStoredClient(), enabled: 'yes' } } },
         says: 'clients["acme"].enabled must be true or false',

@@ -28,6 +28,9 @@ export interface TestClient {
   readonly secret: string;
   readonly indexPath?: string;
   readonly enabled?: boolean;
+  readonly validFrom?: Date;
+  readonly validUntil?: Date;
+  readonly monthlyBytes?: number;
 }
 
 export interface GatewayOptions extends Partial<Omit<AppAdapters, 'store' | 'registry'>> {
@@ -123,6 +126,9 @@ async function registryOf(clients: readonly TestClient[]): Promise<InMemoryClien
       secretHash: await hashSecret(client.secret),
       indexPath: client.indexPath ?? `indexes/${client.clientId}.csv`,
       enabled: client.enabled ?? true,
+      ...(client.validFrom !== undefined && { validFrom: client.validFrom }),
+      ...(client.validUntil !== undefined && { validUntil: client.validUntil }),
+      ...(client.monthlyBytes !== undefined && { monthlyBytes: client.monthlyBytes }),
     });
   }
   return registry;

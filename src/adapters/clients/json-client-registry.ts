@@ -5,6 +5,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import type { ClientRecord, ClientRegistry } from '../../domain/ports.js';
+import { InvalidInstant, parseIsoInstant } from '../text/iso-instant.js';
 
 /** One client as stored in the registry file. */
 export interface StoredClient {
@@ -16,6 +17,12 @@ export interface StoredClient {
   readonly createdAt: string;
   /** ISO 8601. */
   readonly updatedAt: string;
+  /** ISO 8601 instant the subscription term starts (inclusive); unbounded when absent. */
+  readonly validFrom?: string;
+  /** ISO 8601 instant the subscription term ends (exclusive); unbounded when absent. */
+  readonly validUntil?: string;
+  /** Bytes per calendar month (UTC); unlimited when absent. */
+  readonly monthlyBytes?: number;
   /**
    * Access keys the operator issued (`clients s3-key add`), keyed by access key id. Only the id
    * and when it was made are kept: the secret is derived from the server key, never stored.
@@ -282,6 +289,9 @@ function toRecords(file: ClientRegistryFile): Pick<Snapshot, 'clients' | 'access
       indexPath: stored.indexPath,
       enabled: stored.enabled,
       ...(accessKeyIds.length > 0 && { accessKeyIds }),
+      ...(stored.validFrom !== undefined && { validFrom: parseIsoInstant(stored.validFrom) }),
+      ...(stored.validUntil !== undefined && { validUntil: parseIsoInstant(stored.validUntil) }),
+      ...(stored.monthlyBytes !== undefined && { monthlyBytes: stored.monthlyBytes }),
     });
     for (const accessKeyId of accessKeyIds) accessKeys.set(accessKeyId, clientId);
   }
@@ -311,8 +321,30 @@ function findProblem(json: unknown): string | undefined {
         if (!isObject(key) || typeof key['createdAt'] !== 'string') return `${where}.accessKeys[${JSON.stringify(accessKeyId)}].createdAt must be a string`;
       }
     }
+    for (const field of ['validFrom', 'validUntil'] as const) {
+      const value = stored[field];
+      if (value !== undefined && !isInstant(value)) return `${where}.${field} must be an ISO 8601 date or date-time`;
+    }
+    const { validFrom, validUntil, monthlyBytes } = stored;
+    if (typeof validFrom === 'string' && typeof validUntil === 'string' && parseIsoInstant(validFrom) >= parseIsoInstant(validUntil)) {
+      return `${where}.validFrom must come before validUntil`;
+    }
+    if (monthlyBytes !== undefined && !(Number.isSafeInteger(monthlyBytes) && (monthlyBytes as number) >= 0)) {
+      return `${where}.monthlyBytes must be a whole number of bytes`;
+    }
   }
   return undefined;
+}
+
+function isInstant(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    parseIsoInstant(value);
+    return true;
+  } catch (error) {
+    if (error instanceof InvalidInstant) return false;
+    throw error;
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
