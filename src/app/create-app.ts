@@ -10,8 +10,10 @@ import { SignedLinks } from '../adapters/http/signed-links.js';
 import { ListCursors } from '../adapters/http/list-cursors.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryCountedVersions, type CountedVersionsFactory } from '../adapters/http/counted-versions.js';
+import { DownloadQuota } from '../adapters/http/download-quota.js';
 import { memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
 import { VerificationQueue, verificationQueueBounds } from '../adapters/http/verification-queue.js';
+import { MemoryQuotaLedger } from '../adapters/quota/memory-quota-ledger.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-store.js';
 import { LruBoundedMemory } from '../adapters/index/lru-bounded-memory.js';
@@ -22,7 +24,8 @@ import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../domain/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
 import { FileAccess } from '../domain/file-access.js';
-import type { BlobStore, ClientRegistry, Clock, SecretHasher } from '../domain/ports.js';
+import { MonthlyQuota } from '../domain/monthly-quota.js';
+import type { BlobStore, ClientRegistry, Clock, QuotaLedger, SecretHasher } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
 import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
 import { logReadinessProblems, Readiness } from './readiness.js';
@@ -43,6 +46,8 @@ export interface AppAdapters {
    * file version); this process's memory when absent.
    */
   readonly countedVersions?: CountedVersionsFactory;
+  /** Where monthly quota counts live (Redis for a fleet); this process's memory when absent. */
+  readonly quotaLedger?: QuotaLedger;
   /** Where audit records go; nowhere when absent (tests that do not look at them). */
   readonly audit?: AuditTrail;
   /** The instance's metrics; a fresh set when absent. */
@@ -109,6 +114,17 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
   });
   const portal = portalSettings(config, links, signedLinks, clock);
   const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);
+  const audit = adapters.audit ?? noAudit;
+  const quota = new DownloadQuota({
+    quota: new MonthlyQuota(adapters.quotaLedger ?? new MemoryQuotaLedger(clock), clock),
+    clock,
+    onLedgerError: config.rateLimitOnStoreError,
+    onCrossed: ({ requestId, clientId, percent, standing }, requestLogger) => {
+      const fields = { clientId, period: standing.period.key, percent, limit: standing.limit, used: standing.used };
+      requestLogger.warn({ event: 'quota', ...fields }, `monthly byte quota ${percent}% used`);
+      audit.record({ event: 'quota', requestId, ...fields });
+    },
+  });
 
   return createHttpApp({
     api: await loadOpenApi(definitionPath),
@@ -128,8 +144,9 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     tokenIssueLimit: { limit: config.tokenIssueLimit, windowSeconds: config.tokenIssueWindowSeconds, stores },
     downloadRateLimit: { limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores },
     countedVersions: adapters.countedVersions ?? memoryCountedVersions(clock),
+    quota,
     downloadIdleTimeoutMs: config.downloadIdleTimeoutSeconds * 1000,
-    audit: adapters.audit ?? noAudit,
+    audit,
     metrics,
     metricsToken: config.metricsToken,
     readiness,

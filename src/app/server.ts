@@ -11,6 +11,7 @@ import { createAuditTrail } from '../adapters/audit/audit-trail.js';
 import { createHttpServer } from '../adapters/http/http-server.js';
 import { connectRedis, pingRedis } from '../adapters/redis/redis-client.js';
 import { redisCountedVersions } from '../adapters/redis/redis-counted-versions.js';
+import { RedisQuotaLedger } from '../adapters/redis/redis-quota-ledger.js';
 import { redisStores } from '../adapters/redis/redis-rate-limit-stores.js';
 import type { GatewayConfig } from './config.js';
 import { createApp, systemClock } from './create-app.js';
@@ -100,6 +101,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
       config.redis !== undefined && {
         rateLimitStores: redisStores(redis, config.redis.keyPrefix),
         countedVersions: redisCountedVersions(redis, config.redis.keyPrefix, logger),
+        quotaLedger: new RedisQuotaLedger(redis, config.redis.keyPrefix),
       }),
   });
 

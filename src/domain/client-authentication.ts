@@ -1,5 +1,6 @@
-import { InvalidClient, InvalidToken } from './errors.js';
+import { InvalidClient, InvalidToken, SubscriptionInactive } from './errors.js';
 import type { ClientRecord, ClientRegistry, Clock, Principal, SecretHasher, TokenClaims, TokenStore, VerifiedToken } from './ports.js';
+import { capToTerm, describeInactiveTerm, termStatus } from './subscription.js';
 
 /** A bearer token just issued, and how long it lives. */
 export interface IssuedToken {
@@ -32,6 +33,9 @@ const VERIFIED_TOKENS_KEPT = 10_000;
  * - Only enabled clients are active: a disabled client gets no token, and its tokens stop working.
  * - A token is bound to the fingerprint of the client's secret hash when it was issued, so rotating
  *   the secret (or removing and re-adding the client) revokes every token issued before.
+ * - Outside its subscription term a client gets no token (told when the term starts or ended, once
+ *   its secret is verified), a token never lives past the term's end, and a token presented after
+ *   the term (or after the operator moved its end) is refused.
  */
 export class ClientAuthentication {
   readonly #verified = new Map<string, VerifiedToken>();
@@ -43,7 +47,10 @@ export class ClientAuthentication {
     return this.options.tokenLifetimeSeconds;
   }
 
-  /** The client, when the secret is its own and it is active. Throws `InvalidClient` otherwise. */
+  /**
+   * The client, when the secret is its own and it is active. Throws `InvalidClient` otherwise, and
+   * `SubscriptionInactive` when the secret is right but `now` is outside the client's term.
+   */
   async authenticate(clientId: string, secret: string): Promise<ClientRecord> {
     const client = await this.options.registry.find(clientId);
     const hash = client?.secretHash ?? (await this.options.secrets.decoyHash());
@@ -52,16 +59,23 @@ export class ClientAuthentication {
     if (client === undefined || !matches || !isActive(client)) {
       throw new InvalidClient('Client authentication failed: unknown client, wrong secret or disabled client');
     }
+    // Only a caller that proved the secret learns about the term.
+    const status = termStatus(client, this.options.clock.now());
+    if (status.kind !== 'active') throw new SubscriptionInactive(describeInactiveTerm(status));
     return client;
   }
 
-  /** A new bearer token for an authenticated client. */
+  /** A new bearer token for an authenticated client; it expires at the end of the term if that comes first. */
   async issueToken(client: ClientRecord): Promise<IssuedToken> {
+    const now = this.options.clock.now().getTime();
+    const wanted = new Date(now + this.options.tokenLifetimeSeconds * 1000);
+    // Whole seconds, rounded down: a token never outlives the term.
+    const lifetimeSeconds = Math.max(1, Math.floor((capToTerm(wanted, client).getTime() - now) / 1000));
     const accessToken = await this.options.tokens.issue(
       { clientId: client.clientId, secretFingerprint: this.options.secrets.fingerprint(client.secretHash) },
-      this.options.tokenLifetimeSeconds,
+      lifetimeSeconds,
     );
-    return { accessToken, expiresIn: this.options.tokenLifetimeSeconds };
+    return { accessToken, expiresIn: lifetimeSeconds };
   }
 
   /**
@@ -89,17 +103,27 @@ export class ClientAuthentication {
     if (claims.secretFingerprint !== this.options.secrets.fingerprint(client.secretHash)) {
       throw new InvalidToken('The token was revoked');
     }
-    return { clientId: client.clientId, indexPath: client.indexPath };
+    const status = termStatus(client, this.options.clock.now());
+    if (status.kind !== 'active') {
+      const message = describeInactiveTerm(status);
+      throw new InvalidToken(message, { cause: new SubscriptionInactive(message) });
+    }
+    return principalOf(client);
   }
 
   /**
-   * The caller behind a download link made for `clientId`: the client as registered now, or
-   * `undefined` when it is no longer registered or no longer active (the link is revoked).
+   * The client a gateway-signed download link was made for, as it stands now: such a link stops
+   * working once its client is disabled, removed or outside its term (its expiry was capped at the
+   * term's end when it was made; this also covers an end the operator moved earlier since).
    */
-  async linkHolder(clientId: string): Promise<Principal | undefined> {
+  async linkHolder(clientId: string): Promise<{ readonly principal: Principal } | { readonly refused: string }> {
     const client = await this.options.registry.find(clientId);
-    if (client === undefined || !isActive(client)) return undefined;
-    return { clientId: client.clientId, indexPath: client.indexPath };
+    if (client === undefined || !isActive(client)) {
+      return { refused: 'The download link was revoked: its client is disabled or no longer registered' };
+    }
+    const status = termStatus(client, this.options.clock.now());
+    if (status.kind !== 'active') return { refused: `The download link is no longer valid. ${describeInactiveTerm(status)}` };
+    return { principal: principalOf(client) };
   }
 
   /**
@@ -128,6 +152,17 @@ export class ClientAuthentication {
     this.#verified.set(token, claims);
     return claims;
   }
+}
+
+/** Who a registered client is to the rest of the domain: its index, term and quota. */
+export function principalOf(client: ClientRecord): Principal {
+  return {
+    clientId: client.clientId,
+    indexPath: client.indexPath,
+    ...(client.validFrom !== undefined && { validFrom: client.validFrom }),
+    ...(client.validUntil !== undefined && { validUntil: client.validUntil }),
+    ...(client.monthlyBytes !== undefined && { monthlyBytes: client.monthlyBytes }),
+  };
 }
 
 /** Whether a registered client may obtain and use tokens. */

@@ -14,6 +14,8 @@ export type DomainErrorCode =
   | 'storage_failed'
   | 'invalid_client'
   | 'invalid_token'
+  | 'unauthorized_client'
+  | 'quota_exceeded'
   | 'cursor_expired';
 
 /** The one base class of the domain's errors: a `code`, a message safe to show, the original `cause`. */
@@ -101,5 +103,32 @@ export class InvalidToken extends GatewayError {
 export class CursorExpired extends GatewayError {
   constructor(message: string) {
     super('cursor_expired', message);
+  }
+}
+
+/**
+ * A client that authenticated but whose subscription term is not in force (RFC 6749 section 5.2
+ * `unauthorized_client`: the client is known and its secret right, it may just not have a token now).
+ */
+export class SubscriptionInactive extends GatewayError {
+  constructor(message: string) {
+    super('unauthorized_client', message);
+  }
+}
+
+/** A download or link that does not fit what is left of the client's monthly byte quota. */
+export class QuotaExceeded extends GatewayError {
+  /** Bytes left in the period. */
+  readonly remaining: number;
+  /** When the period resets. */
+  readonly resetsAt: Date;
+  /** Whole seconds until then, at least 1 (`Retry-After`). */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, details: { readonly remaining: number; readonly resetsAt: Date; readonly retryAfterSeconds: number }) {
+    super('quota_exceeded', message);
+    this.remaining = details.remaining;
+    this.resetsAt = details.resetsAt;
+    this.retryAfterSeconds = details.retryAfterSeconds;
   }
 }

@@ -1,3 +1,4 @@
+import { QuotaExceeded } from './errors.js';
 import type { Clock, QuotaLedger } from './ports.js';
 
 /**
@@ -92,6 +93,22 @@ export class MonthlyQuota {
     const period = quotaPeriodOf(this.clock.now());
     return standing(limit, await this.ledger.used(clientId, period.key), period);
   }
+}
+
+/**
+ * The refusal of `bytes` that did not fit: how much is left and when the period resets, so that the
+ * subscriber can ask for a smaller range or wait.
+ */
+export function quotaExceeded(standing: QuotaStanding, bytes: number, now: Date): QuotaExceeded {
+  return new QuotaExceeded(
+    `The monthly byte quota (${standing.limit} bytes) does not cover this request of ${bytes} bytes: ` +
+      `${standing.remaining} bytes remain in ${standing.period.key}, until it resets at ${standing.period.end.toISOString()}`,
+    {
+      remaining: standing.remaining,
+      resetsAt: standing.period.end,
+      retryAfterSeconds: Math.max(1, Math.ceil((standing.period.end.getTime() - now.getTime()) / 1000)),
+    },
+  );
 }
 
 function standing(limit: number, used: number, period: QuotaPeriod): QuotaStanding {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { ClientAuthentication } from '../../src/domain/client-authentication.js';
-import { InvalidClient, InvalidToken } from '../../src/domain/errors.js';
+import { InvalidClient, InvalidToken, SubscriptionInactive } from '../../src/domain/errors.js';
 import type { ClientRecord, Clock, SecretHasher, TokenClaims, TokenStore, VerifiedToken } from '../../src/domain/ports.js';
 import { rejectionOf } from '../support/rejection.js';
 
@@ -80,6 +80,65 @@ describe('ClientAuthentication (src/domain/client-authentication.ts)', function 
     it('verifies an unknown id against the decoy hash, so it costs one verification like any other', async function () {
       await rejectionOf(auth.authenticate('nobody', 'guess'));
       expect(hasher.verified).to.deep.equal([{ secret: 'guess', hash: 'hash:<decoy>' }]);
+    });
+  });
+
+  describe('the subscription term (to the second)', function () {
+    const validFrom = new Date('2026-01-01T09:00:00.000Z');
+    const validUntil = new Date('2026-01-31T00:00:00.000Z');
+    beforeEach(function () {
+      registry.add(buildClient({ validFrom, validUntil, monthlyBytes: 1024 }));
+    });
+
+    it('refuses a token one millisecond before the term starts, saying when it starts, and grants one at the start', async function () {
+      now = validFrom.getTime() - 1;
+      const refused = await rejectionOf(auth.authenticate('acme', 'right'));
+      expect(refused).to.be.instanceOf(SubscriptionInactive);
+      expect((refused as Error).message).to.equal('The subscription is not active yet: it starts at 2026-01-01T09:00:00.000Z');
+      now = validFrom.getTime();
+      expect((await auth.authenticate('acme', 'right')).clientId).to.equal('acme');
+    });
+
+    it('refuses a token at the end of the term, saying when it ended', async function () {
+      now = validUntil.getTime() - 1;
+      await auth.authenticate('acme', 'right');
+      now = validUntil.getTime();
+      const refused = await rejectionOf(auth.authenticate('acme', 'right'));
+      expect((refused as Error).message).to.equal('The subscription is not active: it ended at 2026-01-31T00:00:00.000Z');
+    });
+
+    it('tells only a caller with the right secret about the term', async function () {
+      now = validUntil.getTime();
+      expect(await rejectionOf(auth.authenticate('acme', 'wrong'))).to.be.instanceOf(InvalidClient);
+    });
+
+    it('issues a token that expires at the end of the term when that comes before its lifetime', async function () {
+      now = validUntil.getTime() - 90_500;
+      const issued = await auth.issueToken((await registry.find('acme')) as ClientRecord);
+      expect(issued.expiresIn).to.equal(90);
+    });
+
+    it('refuses a live token once the term has ended, with a message saying when', async function () {
+      now = validUntil.getTime() - 300_000;
+      const issued = await auth.issueToken(buildClient());
+      expect(await auth.verifyToken(issued.accessToken)).to.deep.equal({
+        clientId: 'acme',
+        indexPath: 'indexes/acme.csv',
+        validFrom,
+        validUntil,
+        monthlyBytes: 1024,
+      });
+      now = validUntil.getTime();
+      const refused = await rejectionOf(auth.verifyToken(issued.accessToken));
+      expect(refused).to.be.instanceOf(InvalidToken);
+      expect((refused as Error).message).to.equal('The subscription is not active: it ended at 2026-01-31T00:00:00.000Z');
+    });
+
+    it('refuses a live token once the operator moves the end of the term before now', async function () {
+      now = Date.UTC(2026, 0, 10);
+      const issued = await auth.issueToken(buildClient());
+      registry.add(buildClient({ validUntil: new Date(Date.UTC(2026, 0, 9)) }));
+      expect(await rejectionOf(auth.verifyToken(issued.accessToken))).to.be.instanceOf(InvalidToken);
     });
   });
 

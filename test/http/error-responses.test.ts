@@ -18,7 +18,9 @@ import {
   InvalidPath,
   InvalidToken,
   NotEntitled,
+  QuotaExceeded,
   StorageUnavailable,
+  SubscriptionInactive,
   type GatewayError,
 } from '../../src/domain/errors.js';
 import { openApi } from '../support/contract.js';
@@ -48,6 +50,7 @@ const expected: Readonly<Record<ErrorCode, { status: number; error: string; shap
   cursor_expired: { status: 410, error: 'Gone', shape: 'error' },
   range_not_satisfiable: { status: 416, error: 'Range not satisfiable', shape: 'error', headers: { 'Content-Range': /^bytes \*\/1234$/ } },
   rate_limited: { status: 429, error: 'Too many requests', shape: 'error', headers: { 'Retry-After': /^17$/ } },
+  quota_exceeded: { status: 429, error: 'Too many requests', shape: 'error', headers: { 'Retry-After': /^3600$/ } },
   headers_too_large: { status: 431, error: 'Request header fields too large', shape: 'error', headers: { Connection: /^close$/ } },
   index_malformed: { status: 500, error: 'Internal error', shape: 'error' },
   internal_error: { status: 500, error: 'Internal error', shape: 'error' },
@@ -81,6 +84,13 @@ function failureOf(code: ErrorCode): Error {
     storage_failed: () => new StorageUnavailable('Azure Storage failed on "a.csv": 403 AuthorizationFailure', { retryable: false }),
     invalid_client: () => new InvalidClient('Client authentication failed'),
     invalid_token: () => new InvalidToken('The token has expired'),
+    unauthorized_client: () => new SubscriptionInactive('The subscription is not active: it ended at 2026-11-01T00:00:00.000Z'),
+    quota_exceeded: () =>
+      new QuotaExceeded('The monthly byte quota does not cover this request', {
+        remaining: 5,
+        resetsAt: new Date('2026-12-01T00:00:00.000Z'),
+        retryAfterSeconds: 3600,
+      }),
   };
   const make = domain[code];
   if (make !== undefined) return make();

@@ -35,7 +35,7 @@ export interface DownloadAuditRecord {
 }
 
 /** How a token request ended. */
-export type TokenOutcome = 'issued' | 'invalid_client' | 'invalid_request' | 'throttled' | 'failed';
+export type TokenOutcome = 'issued' | 'invalid_client' | 'subscription_inactive' | 'invalid_request' | 'throttled' | 'failed';
 
 /** One token request. Never a secret or a token. */
 export interface TokenAuditRecord {
@@ -50,7 +50,23 @@ export interface TokenAuditRecord {
   readonly durationMs: number;
 }
 
-export type AuditRecord = DownloadAuditRecord | TokenAuditRecord;
+/**
+ * A client's monthly byte quota reached 80 % or 100 % (once per share and period; `used` counts
+ * bytes reserved, links included), so that an operator can alert on it.
+ */
+export interface QuotaAuditRecord {
+  readonly event: 'quota';
+  /** The request whose reservation crossed the share. */
+  readonly requestId: string;
+  readonly clientId: string;
+  /** The calendar month, UTC: `2026-11`. */
+  readonly period: string;
+  readonly percent: number;
+  readonly limit: number;
+  readonly used: number;
+}
+
+export type AuditRecord = DownloadAuditRecord | TokenAuditRecord | QuotaAuditRecord;
 
 /** Where audit records go. */
 export interface AuditTrail {

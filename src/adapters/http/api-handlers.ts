@@ -27,8 +27,8 @@ export interface OperationContext {
 export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   /** Verifies the links the gateway signs itself, when it serves them (`/download/signed/<name>`). */
   readonly signedLinks: SignedLinks | undefined;
-  /** The client a link was made for, while it is registered and active (`undefined`: the link is revoked). */
-  readonly linkHolder: (clientId: string) => Promise<Principal | undefined>;
+  /** The client a link was made for while it is registered, active and in its term; or why the link no longer works. */
+  readonly linkHolder: (clientId: string) => Promise<{ readonly principal: Principal } | { readonly refused: string }>;
   /** The contract itself, served at `/openapi.yaml` so subscribers can generate clients. */
   readonly openApiDocument: string;
   /** Runs the client credentials grant for a token request. */
@@ -74,8 +74,9 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     return handleDownload(deps, context.req, context.res, {
       clientId: principal.clientId,
       target,
-      resolve: () => deps.files.resolve(principal, target),
+      resolve: async () => ({ entry: await deps.files.resolve(principal, target), subscriber: principal }),
       decide: (entry, request) => deps.files.decide(entry, request),
+      charged: true,
       redirect: wantsRedirect(context),
     });
   };
@@ -87,8 +88,9 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
 
   /**
    * `GET|HEAD /download/signed/<name>?token=`: the link is the credential, for as long as its
-   * client is registered and active and the file is in that client's index (both checked on every
-   * use, from memory); counted against that client's budget like its own downloads.
+   * client is registered, active and in its term and the file is in that client's index (checked on
+   * every use, from memory); counted against that client's budget like its own downloads. Its
+   * bytes were charged to the monthly quota when it was made.
    */
   const downloadBySignedLink: OperationHandler = async (context) => {
     if (deps.signedLinks === undefined) throw new Error('Gateway-signed links are off: the route should not exist');
@@ -101,12 +103,11 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       target: { path: link.path },
       resolve: async () => {
         const holder = await deps.linkHolder(link.clientId);
-        if (holder === undefined) {
-          throw new RequestRefused('invalid_link', 'The download link was revoked: its client is disabled or no longer registered');
-        }
-        return deps.files.resolve(holder, { path: link.path });
+        if ('refused' in holder) throw new RequestRefused('invalid_link', holder.refused);
+        return { entry: await deps.files.resolve(holder.principal, { path: link.path }), subscriber: holder.principal };
       },
       decide: (entry, request) => deps.files.decideLinked(entry, link.etag, request),
+      charged: false,
       redirect: false,
     });
   };

@@ -6,7 +6,9 @@ import { FileNotFound } from '../../domain/errors.js';
 import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/file-access.js';
 import type { CatalogEntry } from '../../domain/file-catalog.js';
 import type { Clock, Principal } from '../../domain/ports.js';
+import { capToTerm } from '../../domain/subscription.js';
 import type { DownloadBudget } from './download-budget.js';
+import type { DownloadQuota, Refund } from './download-quota.js';
 import { RequestRefused } from './error-responses.js';
 import { parseDownloadRequest } from './grammar/download-request.js';
 import { publicOrigin } from './oauth-discovery.js';
@@ -30,6 +32,8 @@ export interface DirectLinkRequest {
 export interface DownloadHandlerDependencies {
   readonly files: FileAccess;
   readonly budget: DownloadBudget;
+  /** The monthly byte quota: reserved before the first byte, shown on every download answer. */
+  readonly quota: DownloadQuota;
   readonly clock: Clock;
   /** How long a transfer may make no progress before it is cut. */
   readonly idleTimeoutMs: number;
@@ -47,12 +51,15 @@ export interface DownloadOrder {
   readonly clientId: string;
   readonly target: DownloadTarget;
   /**
-   * The catalog entry asked for, from memory (the registry and the cached catalog): refusals
-   * (not entitled, a revoked link) are thrown before the budget is looked at or storage asked.
+   * The catalog entry asked for, from memory (the registry and the cached catalog), and the client
+   * whose term caps links and whose quota the bytes count against: refusals (not entitled, a
+   * revoked link) are thrown before the budget is looked at or storage asked.
    */
-  readonly resolve: () => Promise<CatalogEntry>;
+  readonly resolve: () => Promise<{ readonly entry: CatalogEntry; readonly subscriber: Principal }>;
   /** Decides the answer from the file's current properties and the parsed request. */
   readonly decide: (entry: CatalogEntry, request: DownloadRequest) => Promise<PreparedDownload>;
+  /** Charged to the monthly quota (a signed link's bytes were charged when it was made). */
+  readonly charged: boolean;
   /** Answer 307 to a direct link instead of sending the bytes (`?redirect=true`). */
   readonly redirect: boolean;
 }
@@ -96,7 +103,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
   });
 
   const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
-  const entry = await order.resolve();
+  const { entry, subscriber } = await order.resolve();
   attempt.symbol = entry.symbol;
   attempt.path = entry.fileName;
   // Only a revalidation can end in 304, which is never counted nor refused: any other request of
@@ -130,6 +137,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
   attempt.etag = properties.etag;
   switch (decision.kind) {
     case 'notModified':
+      await deps.quota.show(res, logger, subscriber);
       setValidators(res, prepared);
       res.status(304).end();
       return;
@@ -147,7 +155,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
   if (order.redirect && deps.links !== undefined && req.method === 'GET') {
     // RFC 9110 section 15.4.8: 307 keeps the method; the client asks storage (or the signed URL)
     // for the bytes, with its own Range and conditionals if it has them.
-    const link = await issueLink(deps.links, deps, req, order.clientId, prepared);
+    const link = await chargedLink(deps.links, deps, req, res, subscriber, prepared);
     attempt.linked = true;
     // The location is a credential for the file: never cached.
     res.setHeader('Cache-Control', 'no-store');
@@ -157,11 +165,16 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
   }
 
   const length = decision.kind === 'partial' ? decision.range.end - decision.range.start + 1 : properties.size;
+  // The body's bytes are reserved before the first of them moves; a HEAD and a link's download cost nothing.
+  let refund: Refund = async () => undefined;
+  if (order.charged && req.method !== 'HEAD') refund = await deps.quota.charge(res, logger, subscriber, length);
+  else await deps.quota.show(res, logger, subscriber);
   // Open storage before any header is written, so a changed or vanished file still gets a clean error.
   let content;
   try {
     content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
   } catch (error) {
+    await refund(length);
     if (!abort.signal.aborted) throw error;
     logger.debug(where, 'client left before the download started');
     return;
@@ -188,6 +201,8 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
     });
   } catch (error) {
     abort.abort();
+    // What did not reach the connection is given back.
+    await refund(length - attempt.bytesSent);
     const reason = error instanceof TransferFailed ? error.reason : 'storage-failed';
     attempt.failure = reason;
     const fields = { ...where, file: prepared.entry.fileName, reason, err: error };
@@ -229,7 +244,7 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
   await deps.budget.count(req, res, principal.clientId, entry.fileName, prepared.properties.etag);
   attempt.fileSize = prepared.properties.size;
   attempt.etag = prepared.properties.etag;
-  const link = await issueLink(links, deps, req, principal.clientId, prepared);
+  const link = await chargedLink(links, deps, req, res, principal, prepared);
   attempt.linked = true;
   res.set('Cache-Control', 'no-store').status(200).json({
     url: link.url,
@@ -239,18 +254,42 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
   });
 }
 
+/**
+ * A direct link, with its file's whole size charged to the monthly quota first (storage, not the
+ * gateway, moves those bytes, so they are counted when the link is made) and given back if no link
+ * could be made.
+ */
+async function chargedLink(
+  links: NonNullable<DownloadHandlerDependencies['links']>,
+  deps: Pick<DownloadHandlerDependencies, 'clock' | 'publicBaseUrl' | 'quota'>,
+  req: Request,
+  res: Response,
+  subscriber: Principal,
+  prepared: PreparedDownload,
+): Promise<{ readonly url: string; readonly expiresAt: Date }> {
+  const size = prepared.properties.size;
+  const refund = await deps.quota.charge(res, req.log, subscriber, size);
+  try {
+    return await issueLink(links, deps, req, subscriber, prepared);
+  } catch (error) {
+    await refund(size);
+    throw error;
+  }
+}
+
 async function issueLink(
   links: NonNullable<DownloadHandlerDependencies['links']>,
   deps: Pick<DownloadHandlerDependencies, 'clock' | 'publicBaseUrl'>,
   req: Request,
-  clientId: string,
+  subscriber: Principal,
   prepared: PreparedDownload,
 ): Promise<{ readonly url: string; readonly expiresAt: Date }> {
-  // Whole seconds: what a SAS or a JWT can say.
-  const expiresAt = new Date(Math.floor((deps.clock.now().getTime() + links.ttlMs) / 1000) * 1000);
+  // No link outlives the subscription term; whole seconds, rounded down: what a SAS or a JWT can say.
+  const wanted = new Date(deps.clock.now().getTime() + links.ttlMs);
+  const expiresAt = new Date(Math.floor(capToTerm(wanted, subscriber).getTime() / 1000) * 1000);
   const url = await links.issue(
     {
-      clientId,
+      clientId: subscriber.clientId,
       symbol: prepared.entry.symbol,
       path: prepared.entry.fileName,
       etag: prepared.properties.etag,

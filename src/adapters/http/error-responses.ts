@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { GatewayError, type DomainErrorCode } from '../../domain/errors.js';
+import { GatewayError, QuotaExceeded, SubscriptionInactive, type DomainErrorCode } from '../../domain/errors.js';
 
 /**
  * How every error becomes a response: the one module that writes a non-2xx answer, for every route
@@ -25,7 +25,6 @@ export type HttpErrorCode =
   | 'headers_too_large'
   | 'unsupported_grant_type'
   | 'invalid_grant'
-  | 'unauthorized_client'
   | 'invalid_scope'
   | 'internal_error'
   | 'limits_unavailable'
@@ -136,6 +135,13 @@ const errorTable: Readonly<Record<ErrorCode, ErrorEntry>> = {
     status: 429,
     shape: 'error',
     log: 'warn',
+    headers: (details) => ({ 'Retry-After': String(details.retryAfterSeconds ?? 1) }),
+  },
+  // The monthly byte quota: no retry helps before the period resets, which Retry-After says.
+  quota_exceeded: {
+    status: 429,
+    shape: 'error',
+    log: 'info',
     headers: (details) => ({ 'Retry-After': String(details.retryAfterSeconds ?? 1) }),
   },
   headers_too_large: { status: 431, shape: 'error', log: 'info', headers: () => ({ Connection: 'close' }) },
@@ -254,6 +260,7 @@ function sendError(req: Request, res: Response, failure: unknown): void {
     return;
   }
   res.locals['errorCode'] = response.code;
+  if (response.status < 500) res.locals['refusalReason'] = refusalReason(response);
   // setHeader rather than res.set: values stay exactly as the table wrote them.
   for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
   res.status(response.status).json(response.body);
@@ -277,8 +284,16 @@ export function rawErrorResponse(failure: unknown, logger?: Logger): string {
   return `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\n${head}\r\n${body}`;
 }
 
+/** The reason a refusal is counted under: its code, or `subscription_inactive` for a client outside its term. */
+function refusalReason(response: ErrorResponse): string {
+  const failure = response.cause;
+  const term = failure instanceof SubscriptionInactive || (failure instanceof Error && failure.cause instanceof SubscriptionInactive);
+  return term ? 'subscription_inactive' : response.code;
+}
+
 function classify(failure: unknown): { code: ErrorCode; message: string; details: RefusalDetails } {
   if (failure instanceof RequestRefused) return { code: failure.code, message: failure.message, details: failure.details };
+  if (failure instanceof QuotaExceeded) return { code: failure.code, message: failure.message, details: { retryAfterSeconds: failure.retryAfterSeconds } };
   if (failure instanceof GatewayError) return { code: failure.code, message: failure.message, details: {} };
   return { code: 'internal_error', message: 'The gateway failed to handle the request', details: {} };
 }

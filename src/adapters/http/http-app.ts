@@ -16,6 +16,7 @@ import type { CountedVersionsFactory } from './counted-versions.js';
 import { DownloadBudget } from './download-budget.js';
 import type { DirectLinkIssuer } from './download-handler.js';
 import { createApiReferenceAssets } from './api-reference.js';
+import type { DownloadQuota } from './download-quota.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from './grammar/authorization.js';
 import { markTokenRequest, observeResponses, requestIdOf } from './observability.js';
@@ -52,6 +53,8 @@ export interface HttpAppDependencies {
   readonly downloadRateLimit: DownloadRateLimit;
   /** Where the file versions already counted within the download window are kept (one per client and file). */
   readonly countedVersions: CountedVersionsFactory;
+  /** The monthly byte quota of downloads and links. */
+  readonly quota: DownloadQuota;
   /** How long a download may make no progress before it is cut. */
   readonly downloadIdleTimeoutMs: number;
   readonly audit: AuditTrail;
@@ -164,6 +167,7 @@ function createContractRouter(
   const handlers = createOperationHandlers({
     files: deps.files,
     budget: downloadBudget,
+    quota: deps.quota,
     clock: deps.clock,
     idleTimeoutMs: deps.downloadIdleTimeoutMs,
     readiness: deps.readiness,

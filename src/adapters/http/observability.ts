@@ -73,6 +73,8 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
       const operation = (res.locals['operationId'] as string | undefined) ?? 'none';
       const status = res.statusCode;
       options.metrics.requestAnswered(operation, status, durationMs / 1000, res.locals['errorCode'] === 'SlowDown');
+      const refusal = res.locals['refusalReason'] as string | undefined;
+      if (refusal !== undefined) options.metrics.refused(refusal);
       const requestId = String(res.getHeader('X-Request-Id') ?? '');
       const download = downloadAttemptOf(res);
       if (download !== undefined) {
@@ -132,5 +134,6 @@ function tokenOutcome(status: number, code: string | undefined): TokenOutcome {
   if (status === 200) return 'issued';
   if (status === 429) return 'throttled';
   if (status >= 500) return 'failed';
+  if (code === 'unauthorized_client') return 'subscription_inactive';
   return code === 'invalid_client' ? 'invalid_client' : 'invalid_request';
 }

@@ -20,6 +20,7 @@ export class GatewayMetrics {
   readonly #downloadBytes: Counter;
   readonly #downloads: Counter<'outcome'>;
   readonly #rateLimited: Counter<'operation'>;
+  readonly #refusals: Counter<'reason'>;
   readonly #tokensIssued: Counter;
   readonly #tokensRefused: Counter<'reason'>;
   readonly #storageDuration: Histogram<'operation'>;
@@ -49,6 +50,12 @@ export class GatewayMetrics {
     this.#downloadBytes = new Counter({ name: 'dfg_download_bytes_total', help: 'File bytes handed to subscribers\' connections.', registers });
     this.#downloads = new Counter({ name: 'dfg_downloads_total', help: 'Download attempts, by outcome.', labelNames: ['outcome'], registers });
     this.#rateLimited = new Counter({ name: 'dfg_rate_limited_total', help: 'Requests refused by a rate limit (429, or the S3 API\'s 503 SlowDown), by operation.', labelNames: ['operation'], registers });
+    this.#refusals = new Counter({
+      name: 'dfg_refusals_total',
+      help: 'Requests refused, by reason: the error code, or subscription_inactive for a client outside its term (quota_exceeded, rate_limited, not_entitled, ...).',
+      labelNames: ['reason'],
+      registers,
+    });
     this.#tokensIssued = new Counter({ name: 'dfg_tokens_issued_total', help: 'Bearer tokens issued.', registers });
     this.#tokensRefused = new Counter({ name: 'dfg_tokens_refused_total', help: 'Token requests refused, by reason.', labelNames: ['reason'], registers });
     this.#storageDuration = new Histogram({
@@ -84,6 +91,11 @@ export class GatewayMetrics {
     this.#otel.requests.add(1, { operation, status });
     this.#otel.requestDuration.record(seconds, { operation });
     if (status === 429 || rateLimited) this.#rateLimited.inc({ operation });
+  }
+
+  /** A refusal, by reason (an error code of the contract, or `subscription_inactive`): a bounded set. */
+  refused(reason: string): void {
+    this.#refusals.inc({ reason });
   }
 
   downloadEnded(outcome: string, bytes: number): void {
