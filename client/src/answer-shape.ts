@@ -82,4 +82,10 @@ export const fileInfoShape = objectWith({
   customMetadata: recordOf(string),
 });
 
+export const accountShape = objectWith({
+  clientId: string,
+  term: objectWith({ validFrom: optional(string), validUntil: optional(string), active: boolean }),
+  quota: optional(objectWith({ monthlyBytes: size, period: string, used: size, remaining: size, resetsAt: string })),
+});
+
 export const tokenShape = objectWith({ access_token: string, expires_in: size });

@@ -1,6 +1,6 @@
 import { Readable, Transform } from 'node:stream';
 import createOpenApiClient, { type Client } from 'openapi-fetch';
-import { catalogShape, fileCountShape, fileInfoShape, fileListShape, tokenShape, type Shape } from './answer-shape.js';
+import { accountShape, catalogShape, fileCountShape, fileInfoShape, fileListShape, tokenShape, type Shape } from './answer-shape.js';
 import { GatewayClientError } from './errors.js';
 import type { components, paths } from './generated/api-types.js';
 import { createResilientFetch, type FetchFunction, type RetryEvent } from './resilient-fetch.js';
@@ -14,6 +14,7 @@ export type ListedFile = components['schemas']['ListedFile'];
 export type FileCount = components['schemas']['FileCount'];
 export type FileInfo = components['schemas']['FileInfo'];
 export type S3Credentials = components['schemas']['S3Credentials'];
+export type Account = components['schemas']['Account'];
 
 export interface ClientOptions {
   /** The gateway, e.g. `https://files.example.com` (no trailing path needed). */
@@ -91,6 +92,8 @@ export interface GatewayClient {
    */
   listAll(options?: Omit<ListOptions, 'cursor'>): Promise<ListedFile[]>;
   count(options?: CallOptions): Promise<FileCount>;
+  /** The caller's subscription term and monthly byte quota (bytes used this month, remaining, reset time). */
+  account(options?: CallOptions): Promise<Account>;
   info(symbol: string, options?: CallOptions): Promise<FileInfo>;
   download(symbol: string, options?: DownloadOptions): Promise<DownloadResult>;
   /**
@@ -196,6 +199,7 @@ export function createClient(options: ClientOptions): GatewayClient {
       }
     },
     count: (call = {}) => answerOf('count', fileCountShape, () => api.GET('/count', withSignal(call))),
+    account: (call = {}) => answerOf('account', accountShape, () => api.GET('/account', withSignal(call))),
     info: (symbol, call = {}) => answerOf(`info ${symbol}`, fileInfoShape, () => api.GET('/info/{symbol}', { ...withSignal(call), params: { path: { symbol } } })),
     async download(symbol, call = {}) {
       const header = {

@@ -1,5 +1,6 @@
 export { createClient, parseContentRange } from './gateway-client.js';
 export type {
+  Account,
   CallOptions,
   Catalog,
   ClientOptions,

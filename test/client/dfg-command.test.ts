@@ -105,6 +105,17 @@ describe('the dfg command', function () {
     for (const file of expected) expect((await readFile(join(dir, ...file.path.split('/')))).equals(file.bytes), file.path).to.equal(true);
   };
 
+  describe('account', function () {
+    it('prints the caller\'s term and quota as a table, and the gateway\'s JSON with --json', async function () {
+      const table = await runDfg(['account'], env);
+      expect(table.code, table.stderr).to.equal(0);
+      expect(table.stdout).to.match(new RegExp(`^client_id\\s+${mirror.clientId}$`, 'm'));
+      expect(table.stdout).to.match(/^monthly_bytes\s+unlimited$/m);
+      const json = await runDfg(['account', '--json'], env);
+      expect(JSON.parse(json.stdout)).to.deep.equal({ clientId: mirror.clientId, term: { active: true } });
+    });
+  });
+
   describe('credentials', function () {
     it('when the profile file is readable by others (0644), refuses it with exit 2 and says chmod 600, never printing the secret', async function () {
       const path = await writeProfile({ url: proxy.url, clientId: mirror.clientId, clientSecret: mirror.secret }, 0o644);

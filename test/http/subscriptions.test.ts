@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
-import type { BlobContent, BlobReadOptions, ClientRecord, Clock } from '../../src/domain/ports.js';
+import type { BlobContent, BlobReadOptions, ClientRecord, Clock, QuotaLedger } from '../../src/domain/ports.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
@@ -270,5 +270,53 @@ describe('subscription terms and the monthly byte quota over HTTP', function () 
       expect(metrics).to.match(/^dfg_refusals_total\{reason="quota_exceeded"\} 1$/m);
       expect(metrics).to.match(/^dfg_refusals_total\{reason="subscription_inactive"\} 1$/m);
     });
+  });
+
+  describe('GET /account', function () {
+    it('shows the caller its term, quota, bytes used this month, what remains and when it resets', async function () {
+      await gateway.get('quota', '/download/SMALL', { range: 'bytes=0-999' });
+      const response = await gateway.get('quota', '/account');
+      expect(response.status).to.equal(200);
+      expect(response.headers['cache-control']).to.equal('no-store');
+      expect(jsonOf(response)).to.deep.equal({
+        clientId: 'quota',
+        term: { active: true },
+        quota: { monthlyBytes: 250_000, period: '2026-11', used: 1000, remaining: 249_000, resetsAt: '2026-12-01T00:00:00.000Z' },
+      });
+    });
+
+    it('shows the bounds of a term, and no quota for a client without one', async function () {
+      const response = await gateway.get('ending', '/account');
+      expect(jsonOf(response)).to.deep.equal({
+        clientId: 'ending',
+        term: { validUntil: new Date(start.getTime() + 90_000).toISOString(), active: true },
+      });
+    });
+  });
+});
+
+describe('GET /account when the quota ledger cannot be read', function () {
+  let gateway: TestGateway;
+
+  before(async function () {
+    const store = new MemoryBlobStore();
+    store.put('indexes/acme.csv', INDEX);
+    const failing: QuotaLedger = {
+      reserve: () => Promise.reject(new Error('redis down')),
+      refund: () => Promise.reject(new Error('redis down')),
+      used: () => Promise.reject(new Error('redis down')),
+    };
+    gateway = await startGateway({ store, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret', monthlyBytes: MiB }], quotaLedger: failing });
+  });
+
+  after(async function () {
+    await gateway.close();
+  });
+
+  it('answers 503 limits_unavailable with Retry-After rather than an account without its quota', async function () {
+    const response = await gateway.get('acme', '/account');
+    expect(response.status).to.equal(503);
+    expect(jsonOf<ErrorBody>(response).code).to.equal('limits_unavailable');
+    expect(response.headers['retry-after']).to.equal('5');
   });
 });

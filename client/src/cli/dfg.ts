@@ -90,6 +90,34 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     });
 
   program
+    .command('account')
+    .description('your subscription term and monthly byte quota: used this month, remaining, reset time')
+    .option('--json', 'the gateway\'s JSON answer, for scripts')
+    .action(async (options: { json?: boolean }) => {
+      const account = await (await client(profileOption())).account({ signal: io.signal });
+      if (options.json === true) {
+        print(`${JSON.stringify(account)}\n`);
+        return;
+      }
+      const rows: Array<[string, string | number | undefined]> = [
+        ['client_id', account.clientId],
+        ['valid_from', account.term.validFrom ?? '-'],
+        ['valid_until', account.term.validUntil ?? '-'],
+        ['active', String(account.term.active)],
+        ...(account.quota === undefined
+          ? [['monthly_bytes', 'unlimited'] as [string, string]]
+          : ([
+              ['monthly_bytes', account.quota.monthlyBytes],
+              ['period', account.quota.period],
+              ['used', account.quota.used],
+              ['remaining', account.quota.remaining],
+              ['resets_at', account.quota.resetsAt],
+            ] as Array<[string, string | number]>)),
+      ];
+      print(formatTable(['FIELD', 'VALUE'], rows));
+    });
+
+  program
     .command('info')
     .description('storage properties of one file')
     .argument('<symbol>')

@@ -135,6 +135,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's subscription term and monthly byte quota
+         * @description Who the token belongs to, its subscription term (`validFrom`/`validUntil`, absent when
+         *     unbounded), and, for a client with a monthly byte quota, the quota, the bytes counted in the
+         *     current period (the calendar month, UTC: downloads by their body size, links by their file's
+         *     size when issued), what remains and when the count resets. No `quota` means no monthly
+         *     limit. Asks storage nothing.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/info/{symbol}": {
         parameters: {
             query?: never;
@@ -261,7 +285,9 @@ export interface paths {
          *     (`/download/signed/{name}`) pinned to the version `etag`. Send `If-Match: <etag>` with it
          *     to be sure to get that version from Azure too. Entitlement is checked exactly as for a
          *     download, and each link counts against the download rate limit (once per file version
-         *     within the window, downloads through the link included). Exists only with
+         *     within the window, downloads through the link included). A client with a monthly byte
+         *     quota is charged the file's whole size when the link is made (`429 quota_exceeded` when it
+         *     does not fit), and `expiresAt` is never after the end of its subscription term. Exists only with
          *     `DOWNLOAD_LINKS=on` (`404` otherwise).
          */
         get: operations["getDownloadLink"];
@@ -694,7 +720,7 @@ export interface components {
          *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed) |
          *     | 412 | `Precondition failed` | `precondition_failed` |
          *     | 416 | `Range not satisfiable` | `range_not_satisfiable` |
-         *     | 429 | `Too many requests` | `rate_limited` (with `Retry-After`) |
+         *     | 429 | `Too many requests` | `rate_limited` (with `Retry-After`), `quota_exceeded` (the monthly byte quota; `Retry-After` until the month resets) |
          *     | 431 | `Request header fields too large` | `headers_too_large` |
          *     | 500 | `Internal error` | `index_malformed` (the caller's index cannot be read), `internal_error` |
          *     | 502 | `Bad gateway` | `storage_failed` |
@@ -709,7 +735,7 @@ export interface components {
              * @description Stable, machine-readable reason (see the table above).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable" | "invalid_link" | "cursor_expired";
+            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "quota_exceeded" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable" | "invalid_link" | "cursor_expired";
             /** @description Validation failures, on some `400` responses only. */
             details?: string[];
         };
@@ -780,6 +806,43 @@ export interface components {
         FileCount: {
             /** @description The number of the caller's files available in storage. */
             count: number;
+        };
+        /** @description The caller's subscription term and monthly byte quota (`GET /account`). */
+        Account: {
+            /** @example acme */
+            clientId: string;
+            /** @description When the subscription is in force, `[validFrom, validUntil)`; an absent bound is unbounded. */
+            term: {
+                /** Format: date-time */
+                validFrom?: string;
+                /**
+                 * Format: date-time
+                 * @description Tokens and links never outlive it.
+                 */
+                validUntil?: string;
+                active: boolean;
+            };
+            /** @description The monthly byte quota; absent when the client has none (no monthly limit). */
+            quota?: {
+                /**
+                 * @description Bytes per calendar month (UTC).
+                 * @example 10737418240
+                 */
+                monthlyBytes: number;
+                /**
+                 * @description The current period, `YYYY-MM` (UTC).
+                 * @example 2026-11
+                 */
+                period: string;
+                /** @description Bytes counted in the period (downloads by body size, links by file size when issued). */
+                used: number;
+                remaining: number;
+                /**
+                 * Format: date-time
+                 * @description When the next period starts and the count resets.
+                 */
+                resetsAt: string;
+            };
         };
         /** @description A direct, expiring link to a file. */
         DownloadLink: {
@@ -1127,7 +1190,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The caller exceeded its download rate limit; retry after `Retry-After` seconds. */
+        /**
+         * @description The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+         *     not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
+         *     bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
+         *     `Retry-After` seconds.
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1636,14 +1704,17 @@ export interface components {
          */
         ContentType: string;
         /**
-         * @description IETF `draft-ietf-httpapi-ratelimit-headers-08` quota state, sent by the rate limiter:
-         *     policy name, remaining requests (`r`) and seconds until the window resets (`t`).
+         * @description IETF `draft-ietf-httpapi-ratelimit-headers-08` quota state, a List with one item per policy:
+         *     the rate limiter's (policy name, remaining requests `r`, seconds until the window resets
+         *     `t`) and, for a client with a monthly byte quota, `"monthly-bytes";r=<bytes left>;t=<seconds
+         *     until the month resets>` on every download answer.
          * @example "100-in-1min"; r=99; t=60
          */
         RateLimit: string;
         /**
-         * @description IETF `draft-ietf-httpapi-ratelimit-headers-08` policy, sent by the rate limiter: quota
-         *     (`q`) per window of `w` seconds, and the partition key (`pk`).
+         * @description IETF `draft-ietf-httpapi-ratelimit-headers-08` policies, a List: the rate limiter's quota
+         *     (`q`) per window of `w` seconds and partition key (`pk`) and, for a client with a monthly
+         *     byte quota, `"monthly-bytes";q=<bytes>;qu="content-bytes";w=<seconds in the month>`.
          * @example "100-in-1min"; q=100; w=60; pk=:ZmQxMjM0NTY3ODkw:
          */
         RateLimitPolicy: string;
@@ -1828,6 +1899,30 @@ export interface operations {
             404: components["responses"]["CatalogNotFound"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's account. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { DownloadTarget } from '../../domain/file-access.js';
 import type { FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
+import { termStatus } from '../../domain/subscription.js';
 import type { Registry } from 'prom-client';
 import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
 import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf } from './cacheable-json.js';
@@ -157,6 +158,29 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         truncated: listing.truncated,
         ...(listing.next !== undefined && { nextCursor: deps.listCursors.encode(principal.clientId, listing.next, modifiedSince) }),
       }));
+    },
+
+    async getAccount(context) {
+      const principal = principalOf(context);
+      const standing = await deps.quota.standing(context.req.log, principal);
+      const now = deps.clock.now();
+      context.res.set('Cache-Control', 'no-store').status(200).json({
+        clientId: principal.clientId,
+        term: {
+          ...(principal.validFrom !== undefined && { validFrom: principal.validFrom.toISOString() }),
+          ...(principal.validUntil !== undefined && { validUntil: principal.validUntil.toISOString() }),
+          active: termStatus(principal, now).kind === 'active',
+        },
+        ...(standing !== undefined && {
+          quota: {
+            monthlyBytes: standing.limit,
+            period: standing.period.key,
+            used: standing.used,
+            remaining: standing.remaining,
+            resetsAt: standing.period.end.toISOString(),
+          },
+        }),
+      });
     },
 
     async countFiles(context) {

@@ -68,16 +68,19 @@ export class DownloadQuota {
     if (standing !== undefined) showStanding(res, standing, this.options.clock.now());
   }
 
-  /** Where `principal` stands this period, for `GET /account`; `undefined` without a quota. */
+  /**
+   * Where `principal` stands this period, for `GET /account`; `undefined` without a quota. A ledger
+   * failure is always a 503 here: an answer without the quota would read as "no limit".
+   */
   async standing(logger: Logger, principal: Principal): Promise<QuotaStanding | undefined> {
-    return this.#ledger(logger, () => this.options.quota.standing(principal.clientId, principal.monthlyBytes));
+    return this.#ledger(logger, () => this.options.quota.standing(principal.clientId, principal.monthlyBytes), 'deny');
   }
 
-  async #ledger<T>(logger: Logger, call: () => Promise<T>): Promise<T | undefined> {
+  async #ledger<T>(logger: Logger, call: () => Promise<T>, policy = this.options.onLedgerError): Promise<T | undefined> {
     try {
       return await call();
     } catch (error) {
-      if (this.options.onLedgerError === 'allow') {
+      if (policy === 'allow') {
         logger.warn({ err: error }, 'quota ledger unavailable: the request is not counted against the monthly quota');
         return undefined;
       }

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CountFilesData, CountFilesErrors, CountFilesResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetPortalAssetData, GetPortalAssetErrors, GetPortalAssetResponses, GetPortalConfigData, GetPortalConfigErrors, GetPortalConfigResponses, GetPortalData, GetPortalDownloadLinkData, GetPortalDownloadLinkErrors, GetPortalDownloadLinkResponses, GetPortalErrors, GetPortalResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses } from './types.gen.js';
+import type { CountFilesData, CountFilesErrors, CountFilesResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetPortalAssetData, GetPortalAssetErrors, GetPortalAssetResponses, GetPortalConfigData, GetPortalConfigErrors, GetPortalConfigResponses, GetPortalData, GetPortalDownloadLinkData, GetPortalDownloadLinkErrors, GetPortalDownloadLinkResponses, GetPortalErrors, GetPortalResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -112,6 +112,22 @@ export const countFiles = <ThrowOnError extends boolean = false>(options?: Optio
 });
 
 /**
+ * The caller's subscription term and monthly byte quota
+ *
+ * Who the token belongs to, its subscription term (`validFrom`/`validUntil`, absent when
+ * unbounded), and, for a client with a monthly byte quota, the quota, the bytes counted in the
+ * current period (the calendar month, UTC: downloads by their body size, links by their file's
+ * size when issued), what remains and when the count resets. No `quota` means no monthly
+ * limit. Asks storage nothing.
+ *
+ */
+export const getAccount = <ThrowOnError extends boolean = false>(options?: Options<GetAccountData, ThrowOnError>) => (options?.client ?? client).get<GetAccountResponses, GetAccountErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/account',
+    ...options
+});
+
+/**
  * Storage properties of one subscribed file
  *
  * The size, upload time, entity tag and HTTP and custom metadata that storage keeps for the
@@ -190,7 +206,9 @@ export const headDownloadBySignedLink = <ThrowOnError extends boolean = false>(o
  * (`/download/signed/{name}`) pinned to the version `etag`. Send `If-Match: <etag>` with it
  * to be sure to get that version from Azure too. Entitlement is checked exactly as for a
  * download, and each link counts against the download rate limit (once per file version
- * within the window, downloads through the link included). Exists only with
+ * within the window, downloads through the link included). A client with a monthly byte
+ * quota is charged the file's whole size when the link is made (`429 quota_exceeded` when it
+ * does not fit), and `expiresAt` is never after the end of its subscription term. Exists only with
  * `DOWNLOAD_LINKS=on` (`404` otherwise).
  *
  */

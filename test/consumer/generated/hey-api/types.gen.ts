@@ -86,7 +86,7 @@ export type OAuthError = {
  * | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed) |
  * | 412 | `Precondition failed` | `precondition_failed` |
  * | 416 | `Range not satisfiable` | `range_not_satisfiable` |
- * | 429 | `Too many requests` | `rate_limited` (with `Retry-After`) |
+ * | 429 | `Too many requests` | `rate_limited` (with `Retry-After`), `quota_exceeded` (the monthly byte quota; `Retry-After` until the month resets) |
  * | 431 | `Request header fields too large` | `headers_too_large` |
  * | 500 | `Internal error` | `index_malformed` (the caller's index cannot be read), `internal_error` |
  * | 502 | `Bad gateway` | `storage_failed` |
@@ -102,7 +102,7 @@ export type Error = {
     /**
      * Stable, machine-readable reason (see the table above).
      */
-    code: 'invalid_request' | 'invalid_path' | 'missing_token' | 'invalid_token' | 'not_entitled' | 'file_not_found' | 'catalog_not_found' | 'route_not_found' | 'method_not_allowed' | 'request_timeout' | 'precondition_failed' | 'range_not_satisfiable' | 'rate_limited' | 'headers_too_large' | 'index_malformed' | 'internal_error' | 'storage_failed' | 'storage_unavailable' | 'content_changed' | 'limits_unavailable' | 'invalid_link' | 'cursor_expired';
+    code: 'invalid_request' | 'invalid_path' | 'missing_token' | 'invalid_token' | 'not_entitled' | 'file_not_found' | 'catalog_not_found' | 'route_not_found' | 'method_not_allowed' | 'request_timeout' | 'precondition_failed' | 'range_not_satisfiable' | 'rate_limited' | 'quota_exceeded' | 'headers_too_large' | 'index_malformed' | 'internal_error' | 'storage_failed' | 'storage_unavailable' | 'content_changed' | 'limits_unavailable' | 'invalid_link' | 'cursor_expired';
     /**
      * Validation failures, on some `400` responses only.
      */
@@ -187,6 +187,46 @@ export type FileCount = {
      * The number of the caller's files available in storage.
      */
     count: number;
+};
+
+/**
+ * The caller's subscription term and monthly byte quota (`GET /account`).
+ */
+export type Account = {
+    clientId: string;
+    /**
+     * When the subscription is in force, `[validFrom, validUntil)`; an absent bound is unbounded.
+     */
+    term: {
+        validFrom?: string;
+        /**
+         * Tokens and links never outlive it.
+         */
+        validUntil?: string;
+        active: boolean;
+    };
+    /**
+     * The monthly byte quota; absent when the client has none (no monthly limit).
+     */
+    quota?: {
+        /**
+         * Bytes per calendar month (UTC).
+         */
+        monthlyBytes: number;
+        /**
+         * The current period, `YYYY-MM` (UTC).
+         */
+        period: string;
+        /**
+         * Bytes counted in the period (downloads by body size, links by file size when issued).
+         */
+        used: number;
+        remaining: number;
+        /**
+         * When the next period starts and the count resets.
+         */
+        resetsAt: string;
+    };
 };
 
 /**
@@ -713,6 +753,42 @@ export type CountFilesResponses = {
 
 export type CountFilesResponse = CountFilesResponses[keyof CountFilesResponses];
 
+export type GetAccountData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/account';
+};
+
+export type GetAccountErrors = {
+    /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
+     * Missing, malformed, forged, expired or revoked bearer token.
+     */
+    401: Error;
+    /**
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
+     */
+    503: Error;
+};
+
+export type GetAccountError = GetAccountErrors[keyof GetAccountErrors];
+
+export type GetAccountResponses = {
+    /**
+     * The caller's account.
+     */
+    200: Account;
+};
+
+export type GetAccountResponse = GetAccountResponses[keyof GetAccountResponses];
+
 export type GetFileInfoData = {
     body?: never;
     path: {
@@ -871,7 +947,11 @@ export type DownloadBySymbolErrors = {
      */
     416: Error;
     /**
-     * The caller exceeded its download rate limit; retry after `Retry-After` seconds.
+     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
+     * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
+     * `Retry-After` seconds.
+     *
      */
     429: Error;
     /**
@@ -1129,7 +1209,11 @@ export type DownloadBySignedLinkErrors = {
      */
     416: Error;
     /**
-     * The caller exceeded its download rate limit; retry after `Retry-After` seconds.
+     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
+     * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
+     * `Retry-After` seconds.
+     *
      */
     429: Error;
     /**
@@ -1319,7 +1403,11 @@ export type GetDownloadLinkErrors = {
      */
     404: Error;
     /**
-     * The caller exceeded its download rate limit; retry after `Retry-After` seconds.
+     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
+     * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
+     * `Retry-After` seconds.
+     *
      */
     429: Error;
     /**
@@ -1663,7 +1751,11 @@ export type GetPortalDownloadLinkErrors = {
      */
     404: Error;
     /**
-     * The caller exceeded its download rate limit; retry after `Retry-After` seconds.
+     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
+     * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
+     * `Retry-After` seconds.
+     *
      */
     429: Error;
     /**
@@ -1865,7 +1957,11 @@ export type DownloadByPathErrors = {
      */
     416: Error;
     /**
-     * The caller exceeded its download rate limit; retry after `Retry-After` seconds.
+     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
+     * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
+     * `Retry-After` seconds.
+     *
      */
     429: Error;
     /**
