@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { termStatus } from '../domain/subscription.js';
 
 /** One client's usage in the period. */
 export interface ClientUsage {
@@ -19,6 +20,25 @@ export interface ClientUsage {
   readonly bytes: number;
   /** Distinct files of which bytes were sent or to which a link was given. */
   readonly files: number;
+  /**
+   * What counts against the monthly byte quota: the body bytes of the client's own downloads and
+   * the whole size of each link when it was issued (a gateway-signed link's download is not
+   * counted again). The quota ledger counts the same bytes.
+   */
+  readonly quotaBytes: number;
+  /** The client's monthly byte quota from the registry (`null`: none, or no registry given). */
+  readonly monthlyBytes: number | null;
+  /** Whether the subscription term is in force at the time of the report (`null`: no registry given or not in it). */
+  readonly termActive: boolean | null;
+  readonly validFrom: string | null;
+  readonly validUntil: string | null;
+}
+
+/** A registered client's subscription, to set usage against. */
+export interface SubscriptionOf {
+  readonly monthlyBytes?: number;
+  readonly validFrom?: Date;
+  readonly validUntil?: Date;
 }
 
 export interface UsagePeriod {
@@ -40,15 +60,24 @@ interface Totals {
   interrupted: number;
   links: number;
   bytes: number;
+  quotaBytes: number;
   readonly files: Set<string>;
 }
 
 /**
  * Per-client usage from audit files (`AUDIT_LOG_FILE`, or captured stdout: other lines are
- * skipped): the JSON lines with `"event": "download"` whose `time` falls in the period.
+ * skipped): the JSON lines with `"event": "download"` whose `time` falls in the period. With the
+ * registry's `subscriptions` (and the time of the report), every registered client is listed with
+ * its quota and whether its term is in force, used or not.
  */
-export async function usageReport(files: readonly string[], period: UsagePeriod): Promise<UsageReport> {
+export async function usageReport(
+  files: readonly string[],
+  period: UsagePeriod,
+  registry?: { readonly subscriptions: ReadonlyMap<string, SubscriptionOf>; readonly now: Date },
+): Promise<UsageReport> {
   const byClient = new Map<string, Totals>();
+  const emptyTotals = (): Totals => ({ downloads: 0, s3Downloads: 0, interrupted: 0, links: 0, bytes: 0, quotaBytes: 0, files: new Set() });
+  for (const clientId of registry?.subscriptions.keys() ?? []) byClient.set(clientId, emptyTotals());
   let otherLines = 0;
   for (const file of files) {
     const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
@@ -65,7 +94,7 @@ export async function usageReport(files: readonly string[], period: UsagePeriod)
       if (period.until !== undefined && time >= period.until.getTime()) continue;
       let totals = byClient.get(record.clientId);
       if (totals === undefined) {
-        totals = { downloads: 0, s3Downloads: 0, interrupted: 0, links: 0, bytes: 0, files: new Set() };
+        totals = emptyTotals();
         byClient.set(record.clientId, totals);
       }
       if (record.outcome === 'completed') totals.downloads += 1;
@@ -73,6 +102,7 @@ export async function usageReport(files: readonly string[], period: UsagePeriod)
       if (record.outcome === 'aborted' && record.bytesSent > 0) totals.interrupted += 1;
       if (record.outcome === 'linked') totals.links += 1;
       totals.bytes += record.bytesSent;
+      totals.quotaBytes += record.quotaBytes;
       if ((record.bytesSent > 0 || record.outcome === 'linked') && record.path !== null) totals.files.add(record.path);
     }
   }
@@ -86,8 +116,23 @@ export async function usageReport(files: readonly string[], period: UsagePeriod)
       links: totals.links,
       bytes: totals.bytes,
       files: totals.files.size,
+      quotaBytes: totals.quotaBytes,
+      ...subscriptionFields(registry?.subscriptions.get(clientId), registry?.now),
     }));
   return { clients, otherLines };
+}
+
+function subscriptionFields(
+  subscription: SubscriptionOf | undefined,
+  now: Date | undefined,
+): Pick<ClientUsage, 'monthlyBytes' | 'termActive' | 'validFrom' | 'validUntil'> {
+  if (subscription === undefined || now === undefined) return { monthlyBytes: null, termActive: null, validFrom: null, validUntil: null };
+  return {
+    monthlyBytes: subscription.monthlyBytes ?? null,
+    termActive: termStatus(subscription, now).kind === 'active',
+    validFrom: subscription.validFrom?.toISOString() ?? null,
+    validUntil: subscription.validUntil?.toISOString() ?? null,
+  };
 }
 
 interface DownloadLine {
@@ -96,6 +141,7 @@ interface DownloadLine {
   readonly path: string | null;
   readonly method: string;
   readonly bytesSent: number;
+  readonly quotaBytes: number;
   readonly outcome: string;
   /** `native` when absent (records from before the S3 API). */
   readonly interface: string;
@@ -115,12 +161,16 @@ function downloadRecordOf(line: string): DownloadLine | undefined {
   const bytesSent = record['bytesSent'];
   if (typeof bytesSent !== 'number' || !Number.isSafeInteger(bytesSent) || bytesSent < 0) return undefined;
   if (typeof record['outcome'] !== 'string' || typeof record['method'] !== 'string' || Number.isNaN(Date.parse(record['time']))) return undefined;
+  // Records written before the quota existed have no quotaBytes: their bytes sent are what a quota would have counted.
+  const quotaBytes = record['quotaBytes'] ?? bytesSent;
+  if (typeof quotaBytes !== 'number' || !Number.isSafeInteger(quotaBytes) || quotaBytes < 0) return undefined;
   return {
     time: record['time'],
     clientId: record['clientId'],
     method: record['method'],
     path: typeof record['path'] === 'string' ? record['path'] : null,
     bytesSent,
+    quotaBytes,
     outcome: record['outcome'],
     interface: typeof record['interface'] === 'string' ? record['interface'] : 'native',
   };
@@ -145,7 +195,7 @@ export function formatUsageJson(report: UsageReport): string {
 /** The report as an aligned text table, bytes also in MiB, control characters escaped. */
 export function formatUsageTable(report: UsageReport): string {
   const rows = [
-    ['CLIENT_ID', 'DOWNLOADS', 'S3', 'INTERRUPTED', 'LINKS', 'BYTES', 'MIB', 'FILES'],
+    ['CLIENT_ID', 'DOWNLOADS', 'S3', 'INTERRUPTED', 'LINKS', 'BYTES', 'MIB', 'FILES', 'QUOTA_USED', 'MONTHLY_BYTES', 'USED_%', 'TERM_ACTIVE'],
     ...report.clients.map((client) => [
       escapeControls(client.clientId),
       String(client.downloads),
@@ -155,6 +205,10 @@ export function formatUsageTable(report: UsageReport): string {
       String(client.bytes),
       (client.bytes / 1024 / 1024).toFixed(1),
       String(client.files),
+      String(client.quotaBytes),
+      client.monthlyBytes === null ? '-' : String(client.monthlyBytes),
+      client.monthlyBytes === null || client.monthlyBytes === 0 ? '-' : ((client.quotaBytes / client.monthlyBytes) * 100).toFixed(1),
+      client.termActive === null ? '-' : client.termActive ? 'yes' : 'no',
     ]),
   ];
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { createAuditTrail } from '../../src/adapters/audit/audit-trail.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { packageRoot } from '../../src/app/package-root.js';
+import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
 import { startGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { signedRaw } from '../support/s3-signing.js';
@@ -15,9 +16,12 @@ import { signedRaw } from '../support/s3-signing.js';
 const run = promisify(execFile);
 
 /** The real `usage` command line, from the sources, in a child process. */
-async function usage(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function usage(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/app/usage-cli.ts', ...args], { cwd: packageRoot() });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/app/usage-cli.ts', ...args], {
+      cwd: packageRoot(),
+      env: { ...process.env, CLIENTS_FILE: '', ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -83,23 +87,23 @@ describe('npm run usage (per-client usage from audit files)', function () {
     const result = await usage([auditFile, '--json', '--since', '2026-02-01']);
     expect(result.code, result.stderr).to.equal(0);
     expect(JSON.parse(result.stdout)).to.deep.equal([
-      { clientId: 'acme', downloads: 4, s3Downloads: 1, interrupted: 0, links: 1, bytes: 2400, files: 2 },
-      { clientId: 'beta', downloads: 1, s3Downloads: 0, interrupted: 0, links: 1, bytes: 300, files: 2 },
+      { clientId: 'acme', downloads: 4, s3Downloads: 1, interrupted: 0, links: 1, bytes: 2400, files: 2, quotaBytes: 3400, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null },
+      { clientId: 'beta', downloads: 1, s3Downloads: 0, interrupted: 0, links: 1, bytes: 300, files: 2, quotaBytes: 1300, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null },
     ]);
     expect(result.stderr).to.match(/lines were not download records/);
   });
 
   it('counts only the period asked for: --until is exclusive', async function () {
     const result = await usage([auditFile, '--json', '--since', '2026-01-01', '--until', '2026-02-01']);
-    expect(JSON.parse(result.stdout)).to.deep.equal([{ clientId: 'acme', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 5000, files: 1 }]);
+    expect(JSON.parse(result.stdout)).to.deep.equal([{ clientId: 'acme', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 5000, files: 1, quotaBytes: 5000, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null }]);
   });
 
   it('prints an aligned table by default', async function () {
     const result = await usage([auditFile, '--since', '2026-02-01']);
     const lines = result.stdout.trim().split('\n');
-    expect(lines[0]).to.match(/^CLIENT_ID\s+DOWNLOADS\s+S3\s+INTERRUPTED\s+LINKS\s+BYTES\s+MIB\s+FILES$/);
-    expect(lines[1]).to.match(/^acme\s+4\s+1\s+0\s+1\s+2400\s+0\.0\s+2$/);
-    expect(lines[2]).to.match(/^beta\s+1\s+0\s+0\s+1\s+300\s+0\.0\s+2$/);
+    expect(lines[0]).to.match(/^CLIENT_ID\s+DOWNLOADS\s+S3\s+INTERRUPTED\s+LINKS\s+BYTES\s+MIB\s+FILES\s+QUOTA_USED\s+MONTHLY_BYTES\s+USED_%\s+TERM_ACTIVE$/);
+    expect(lines[1]).to.match(/^acme\s+4\s+1\s+0\s+1\s+2400\s+0\.0\s+2\s+3400\s+-\s+-\s+-$/);
+    expect(lines[2]).to.match(/^beta\s+1\s+0\s+0\s+1\s+300\s+0\.0\s+2\s+1300\s+-\s+-\s+-$/);
   });
 
   it('does not count HEAD as a download, skips a byte count that is negative or not finite, and escapes control characters', async function () {
@@ -122,12 +126,51 @@ describe('npm run usage (per-client usage from audit files)', function () {
 
     expect(json.code, json.stderr).to.equal(0);
     expect(JSON.parse(json.stdout)).to.deep.equal([
-      { clientId: 'acme', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 10, files: 1 },
-      { clientId: 'evil\u001b[2J\u009b', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 5, files: 1 },
+      { clientId: 'acme', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 10, files: 1, quotaBytes: 10, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null },
+      { clientId: 'evil\u001b[2J\u009b', downloads: 1, s3Downloads: 0, interrupted: 0, links: 0, bytes: 5, files: 1, quotaBytes: 5, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null },
     ]);
     expect(json.stderr).to.contain('2 lines');
     for (const output of [json.stdout, table.stdout]) expect(output).not.to.match(rawControl);
     expect(table.stdout).to.contain('evil\\u001b[2J\\u009b');
+  });
+
+  it('with --month and CLIENTS_FILE, sets every registered client\'s quota bytes of that month against its quota and says whether its term is in force', async function () {
+    const clientsFile = join(dir, 'clients.json');
+    const stored = (fields: Record<string, unknown>) => ({
+      secretHash: 'scrypt$x',
+      indexPath: 'indexes/x.csv',
+      enabled: true,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      ...fields,
+    });
+    await writeFile(
+      clientsFile,
+      JSON.stringify({
+        version: 1,
+        clients: {
+          acme: stored({ monthlyBytes: 10_000 }),
+          beta: stored({ validUntil: '2026-01-01T00:00:00.000Z' }),
+          idle: stored({ validFrom: '2026-01-01T00:00:00.000Z', monthlyBytes: 500 }),
+        },
+      }),
+    );
+    const thisMonth = quotaPeriodOf(new Date()).key;
+    const result = await usage([auditFile, '--json', '--month', thisMonth], { CLIENTS_FILE: clientsFile });
+    expect(result.code, result.stderr).to.equal(0);
+    const zeros = { downloads: 0, s3Downloads: 0, interrupted: 0, links: 0, bytes: 0, files: 0, quotaBytes: 0 };
+    expect(JSON.parse(result.stdout)).to.deep.equal([
+      { clientId: 'acme', downloads: 4, s3Downloads: 1, interrupted: 0, links: 1, bytes: 2400, files: 2, quotaBytes: 3400, monthlyBytes: 10_000, termActive: true, validFrom: null, validUntil: null },
+      { clientId: 'beta', downloads: 1, s3Downloads: 0, interrupted: 0, links: 1, bytes: 300, files: 2, quotaBytes: 1300, monthlyBytes: null, termActive: false, validFrom: null, validUntil: '2026-01-01T00:00:00.000Z' },
+      { clientId: 'idle', ...zeros, monthlyBytes: 500, termActive: true, validFrom: '2026-01-01T00:00:00.000Z', validUntil: null },
+    ]);
+    const january = await usage([auditFile, '--json', '--month', '2026-01'], { CLIENTS_FILE: clientsFile });
+    expect(JSON.parse(january.stdout)[0]).to.include({ clientId: 'acme', bytes: 5000, quotaBytes: 5000 });
+  });
+
+  it('exits 2 for a month that is not YYYY-MM, or --month with --since', async function () {
+    expect((await usage([auditFile, '--month', '2026-13'])).code).to.equal(2);
+    expect((await usage([auditFile, '--month', '2026-11', '--since', '2026-11-01'])).code).to.equal(2);
   });
 
   it('exits 2 for a date that is not one, and 1 for a file it cannot read', async function () {

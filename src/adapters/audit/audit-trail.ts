@@ -28,6 +28,12 @@ export interface DownloadAuditRecord {
   readonly range: string | null;
   /** Body bytes handed to the subscriber's connection. */
   readonly bytesSent: number;
+  /**
+   * What the attempt counts against the monthly byte quota: the body bytes sent by a subscriber's
+   * own download, a link's whole file size when it was issued; 0 for a HEAD, a 304, a refusal, and
+   * a download through a gateway-signed link (its bytes were counted when the link was made).
+   */
+  readonly quotaBytes: number;
   readonly fileSize: number | null;
   readonly etag: string | null;
   readonly outcome: DownloadOutcome;

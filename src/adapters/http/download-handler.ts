@@ -100,6 +100,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
     bytesSent: 0,
     failure: undefined,
     linked: false,
+    quotaBytes: 0,
   });
 
   const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
@@ -157,6 +158,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
     // for the bytes, with its own Range and conditionals if it has them.
     const link = await chargedLink(deps.links, deps, req, res, subscriber, prepared);
     attempt.linked = true;
+    attempt.quotaBytes = properties.size;
     // The location is a credential for the file: never cached.
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Location', link.url);
@@ -167,8 +169,14 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
   const length = decision.kind === 'partial' ? decision.range.end - decision.range.start + 1 : properties.size;
   // The body's bytes are reserved before the first of them moves; a HEAD and a link's download cost nothing.
   let refund: Refund = async () => undefined;
-  if (order.charged && req.method !== 'HEAD') refund = await deps.quota.charge(res, logger, subscriber, length);
-  else await deps.quota.show(res, logger, subscriber);
+  if (order.charged && req.method !== 'HEAD') {
+    const given = await deps.quota.charge(res, logger, subscriber, length);
+    attempt.quotaBytes = length;
+    refund = async (unsent) => {
+      attempt.quotaBytes -= unsent;
+      await given(unsent);
+    };
+  } else await deps.quota.show(res, logger, subscriber);
   // Open storage before any header is written, so a changed or vanished file still gets a clean error.
   let content;
   try {
@@ -229,6 +237,7 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
     bytesSent: 0,
     failure: undefined,
     linked: false,
+    quotaBytes: 0,
   });
   const entry = await deps.files.resolve(principal, { symbol });
   attempt.path = entry.fileName;
@@ -246,6 +255,7 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
   attempt.etag = prepared.properties.etag;
   const link = await chargedLink(links, deps, req, res, principal, prepared);
   attempt.linked = true;
+  attempt.quotaBytes = prepared.properties.size;
   res.set('Cache-Control', 'no-store').status(200).json({
     url: link.url,
     expiresAt: link.expiresAt.toISOString(),

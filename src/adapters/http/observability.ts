@@ -36,6 +36,8 @@ export interface DownloadAttempt {
   linked: boolean;
   /** Which API served it; the native one when absent. */
   readonly interface?: DownloadInterface;
+  /** What counts against the monthly byte quota: the body bytes sent, or a link's file size. */
+  quotaBytes: number;
 }
 
 /** Where the download handler keeps the attempt it is serving. */
@@ -91,6 +93,7 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
           status,
           range: download.range,
           bytesSent: download.bytesSent,
+          quotaBytes: download.quotaBytes,
           fileSize: download.fileSize,
           etag: download.etag,
           outcome,

@@ -344,6 +344,7 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     bytesSent: 0,
     failure: undefined,
     linked: false,
+    quotaBytes: 0,
     interface: 's3',
   });
   const now = deps.clock.now();

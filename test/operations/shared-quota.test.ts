@@ -1,0 +1,178 @@
+import { request as httpRequest } from 'node:http';
+import { expect } from 'chai';
+import type { Redis } from 'ioredis';
+import type { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
+import { connectRedis } from '../../src/adapters/redis/redis-client.js';
+import { RedisQuotaLedger } from '../../src/adapters/redis/redis-quota-ledger.js';
+import type { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
+import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
+import type { ClientRecord, Clock } from '../../src/domain/ports.js';
+import { capturedAudit } from '../support/audit-capture.js';
+import { quietLogger, startGateway, type TestGateway } from '../support/gateway.js';
+import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { jsonOf, type ErrorBody } from '../support/json.js';
+import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
+import { azuriteFixture } from '../support/store-fixtures.js';
+
+const MiB = 1024 * 1024;
+const SIX_MIB = Buffer.alloc(6 * MiB, 0x5a);
+
+/** The real time, moved by the test (Azurite checks SAS times against its own clock, so the test stays near it). */
+class MovableClock implements Clock {
+  offsetMs = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+}
+
+function remainingOf(field: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(field) ? field.join(', ') : (field ?? '');
+  const item = text.split(/,\s*/).find((part) => part.startsWith('"monthly-bytes"'));
+  const match = item === undefined ? null : /;r=(\d+)/.exec(item);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/**
+ * Issue 19 over HTTP on Azure Blob Storage (Azurite) with two gateway instances sharing one Redis
+ * (as REDIS_URL wires them): the monthly byte quota is counted fleet-wide.
+ */
+describe('the monthly byte quota and subscription terms on two instances sharing Azurite and Redis', function () {
+  this.timeout(60_000);
+  const clock = new MovableClock();
+  const clients = [
+    { clientId: 'ten', secret: 'ten-secret-ten-secret-ten', monthlyBytes: 10 * MiB },
+    { clientId: 'abort', secret: 'abort-secret-abort-secret', monthlyBytes: 100 * MiB },
+    { clientId: 'linker', secret: 'linker-secret-linker-secr', monthlyBytes: 10 * MiB },
+    { clientId: 'ending', secret: 'ending-secret-ending-secr', validUntil: new Date(Date.now() + 10 * 60_000) },
+  ];
+  let fixture: Awaited<ReturnType<typeof azuriteFixture>>;
+  const redisClients: Redis[] = [];
+  let ledger: RedisQuotaLedger;
+  let instanceA: TestGateway;
+  let instanceB: TestGateway;
+  let audited: ReturnType<typeof capturedAudit>;
+
+  before(async function () {
+    fixture = await azuriteFixture('shared-quota');
+    const index = buildIndexCsv([
+      buildIndexRow({ Symbol: 'ONE', FileName: 'data/one.bin' }),
+      buildIndexRow({ Symbol: 'TWO', FileName: 'data/two.bin' }),
+    ]);
+    for (const client of clients) await fixture.put(`indexes/${client.clientId}.csv`, index);
+    await fixture.put('data/one.bin', SIX_MIB);
+    await fixture.put('data/two.bin', SIX_MIB);
+    const keyPrefix = uniqueKeyPrefix('shared-quota');
+    const store = fixture.store as AzureBlobStore;
+    audited = capturedAudit();
+    const instance = async (): Promise<TestGateway> => {
+      const redis = connectRedis({ url: sharedRedisUrl, connectTimeoutMs: 1000, commandTimeoutMs: 1000, logger: quietLogger });
+      redisClients.push(redis);
+      ledger = new RedisQuotaLedger(redis, keyPrefix);
+      return startGateway({
+        store,
+        clients,
+        clock,
+        audit: audited.audit,
+        quotaLedger: ledger,
+        storageLinks: (link) => store.directLink(link),
+        env: { DOWNLOAD_LINKS: 'on', DOWNLOAD_LINK_TTL_SECONDS: '3600' },
+      });
+    };
+    instanceA = await instance();
+    instanceB = await instance();
+  });
+
+  after(async function () {
+    await instanceA?.close();
+    await instanceB?.close();
+    for (const redis of redisClients) redis.disconnect();
+    await fixture?.cleanup();
+  });
+
+  it('serves the first 6 MiB file of a 10 MiB quota on A and refuses the second on either instance with 429 quota_exceeded', async function () {
+    const first = await instanceA.get('ten', '/download/ONE');
+    expect(first.status).to.equal(200);
+    expect(first.body.length).to.equal(6 * MiB);
+    expect(remainingOf(first.headers['ratelimit'])).to.equal(4 * MiB);
+    for (const instance of [instanceB, instanceA]) {
+      const refused = await instance.get('ten', '/download/TWO');
+      expect(refused.status).to.equal(429);
+      const body = jsonOf<ErrorBody>(refused);
+      expect(body.code).to.equal('quota_exceeded');
+      expect(body.message).to.include(`${4 * MiB} bytes remain`);
+      const secondsToReset = Math.ceil((quotaPeriodOf(clock.now()).end.getTime() - clock.now().getTime()) / 1000);
+      expect(Number(refused.headers['retry-after'])).to.be.within(secondsToReset - 5, secondsToReset);
+    }
+    // A range that fits is counted by its length, on the other instance.
+    const range = await instanceB.get('ten', '/download/TWO', { range: `bytes=0-${MiB - 1}` });
+    expect(range.status).to.equal(206);
+    expect(remainingOf(range.headers['ratelimit'])).to.equal(3 * MiB);
+    expect(await ledger.used('ten', quotaPeriodOf(clock.now()).key)).to.equal(7 * MiB);
+  });
+
+  it('gives back what an aborted download did not send, in the shared count', async function () {
+    const token = await instanceB.tokenFor('abort');
+    const downloads = audited.downloads().length;
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: instanceB.port, path: '/download/ONE', headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
+      req.end();
+    });
+    for (let waited = 0; audited.downloads().length === downloads && waited < 1000; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    const record = audited.downloads()[downloads] as unknown as { clientId: string; outcome: string; bytesSent: number };
+    expect(record).to.include({ clientId: 'abort', outcome: 'aborted' });
+    // The refund is given once the transfer has ended, just after the audit record.
+    let used = -1;
+    for (let waited = 0; used !== record.bytesSent && waited < 200; waited += 1) {
+      used = await ledger.used('abort', quotaPeriodOf(clock.now()).key);
+      if (used !== record.bytesSent) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(used).to.equal(record.bytesSent);
+    expect(record.bytesSent).to.be.lessThan(6 * MiB);
+  });
+
+  it('counts a SAS link by its file size when it is issued, and refuses the link that does not fit', async function () {
+    const link = await instanceA.get('linker', '/link/ONE');
+    expect(link.status).to.equal(200);
+    expect(remainingOf(link.headers['ratelimit'])).to.equal(4 * MiB);
+    const refused = await instanceB.get('linker', '/link/TWO');
+    expect(refused.status).to.equal(429);
+    expect(jsonOf<ErrorBody>(refused).code).to.equal('quota_exceeded');
+    const redirect = await instanceB.get('linker', '/download/TWO?redirect=true');
+    expect(redirect.status).to.equal(429);
+  });
+
+  it('caps a SAS link at the end of the term, and refuses the live token on both instances once the term has ended', async function () {
+    const ending = clients.find((client) => client.clientId === 'ending')?.validUntil as Date;
+    const link = jsonOf<{ url: string; expiresAt: string }>(await instanceA.get('ending', '/link/ONE'));
+    const cappedAt = new Date(Math.floor(ending.getTime() / 1000) * 1000);
+    expect(link.expiresAt).to.equal(cappedAt.toISOString());
+    expect(Date.parse(new URL(link.url).searchParams.get('se') ?? '')).to.equal(cappedAt.getTime());
+    // Each test instance hashes the secrets of its own registry: a token per instance.
+    const tokens = new Map([
+      [instanceA, await instanceA.tokenFor('ending')],
+      [instanceB, await instanceB.tokenFor('ending')],
+    ]);
+    // The operator ends the term in a minute (as `clients set --valid-until` does, on every instance's registry).
+    const newEnd = new Date(clock.now().getTime() + 60_000);
+    for (const instance of [instanceA, instanceB]) {
+      const record = (await instance.registry.find('ending')) as ClientRecord;
+      (instance.registry as InMemoryClientRegistry).add({ ...record, validUntil: newEnd });
+    }
+    for (const [instance, token] of tokens) {
+      expect((await instance.request('GET', '/count', { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
+    }
+    clock.offsetMs = newEnd.getTime() - Date.now();
+    for (const [instance, token] of tokens) {
+      const refused = await instance.request('GET', '/catalog', { headers: { authorization: `Bearer ${token}` } });
+      expect(refused.status).to.equal(401);
+      expect(jsonOf<ErrorBody>(refused).message).to.include('The subscription is not active: it ended at');
+    }
+    clock.offsetMs = 0;
+  });
+});
