@@ -128,12 +128,18 @@ export class ClientAuthentication {
 
   /**
    * The caller holding an operator-issued access key: `undefined` when no active client holds it
-   * (never issued, revoked, or its client disabled or removed).
+   * (never issued, revoked, or its client disabled or removed). Throws `InvalidToken` (caused by
+   * `SubscriptionInactive`) when its client is outside its subscription term.
    */
   async principalForAccessKey(accessKeyId: string): Promise<Principal | undefined> {
     const client = await this.options.registry.findByAccessKey(accessKeyId);
     if (client === undefined || !isActive(client) || client.accessKeyIds?.includes(accessKeyId) !== true) return undefined;
-    return { clientId: client.clientId, indexPath: client.indexPath };
+    const status = termStatus(client, this.options.clock.now());
+    if (status.kind !== 'active') {
+      const message = describeInactiveTerm(status);
+      throw new InvalidToken(message, { cause: new SubscriptionInactive(message) });
+    }
+    return principalOf(client);
   }
 
   /** The token's claims: remembered from an earlier verification until it expires. */

@@ -142,6 +142,7 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
         files: deps.files,
         credentials: deps.s3.credentials,
         budget: downloadBudget,
+        quota: deps.quota,
         clock: deps.clock,
         idleTimeoutMs: deps.downloadIdleTimeoutMs,
         serverKey: deps.s3.serverKey,

@@ -8,6 +8,7 @@ import type { BlobProperties, Clock, Principal } from '../../domain/ports.js';
 import { parseDownloadRequest } from '../http/grammar/download-request.js';
 import { startDownloadAttempt } from '../http/observability.js';
 import type { DownloadBudget } from '../http/download-budget.js';
+import type { DownloadQuota, Refund } from '../http/download-quota.js';
 import { streamBody, TransferFailed } from '../http/stream-body.js';
 import { attachmentFor } from '../http/download-handler.js';
 import type { S3Credentials } from './s3-credentials.js';
@@ -27,6 +28,8 @@ export interface S3ApiDependencies {
   readonly credentials: S3Credentials;
   /** The native API's download budget: one per client, whichever API a download comes through. */
   readonly budget: DownloadBudget;
+  /** The monthly byte quota, shared with the native downloads and links. */
+  readonly quota: DownloadQuota;
   readonly clock: Clock;
   readonly idleTimeoutMs: number;
   /** Keys the continuation tokens' integrity check. */
@@ -374,6 +377,7 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
   const { decision, properties } = prepared;
   switch (decision.kind) {
     case 'notModified':
+      await deps.quota.show(res, req.log, principal);
       setValidators(res, s3View);
       res.status(304).end();
       return;
@@ -387,10 +391,23 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
       break;
   }
   const length = decision.kind === 'partial' ? decision.range.end - decision.range.start + 1 : properties.size;
+  // As a native download: the body's bytes are reserved from the monthly quota before the first of
+  // them moves (HeadObject costs nothing), and what is not sent is given back.
+  let refund: Refund = async () => undefined;
+  if (req.method === 'HEAD') await deps.quota.show(res, req.log, principal);
+  else {
+    const given = await deps.quota.charge(res, req.log, principal, length);
+    attempt.quotaBytes = length;
+    refund = async (unsent) => {
+      attempt.quotaBytes -= unsent;
+      await given(unsent);
+    };
+  }
   let content;
   try {
     content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
   } catch (error) {
+    await refund(length);
     if (abort.signal.aborted) return;
     throw error;
   }
@@ -412,6 +429,7 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     await streamBody(res, content, length, { idleTimeoutMs: deps.idleTimeoutMs, onBytes: (count) => (attempt.bytesSent += count) });
   } catch (error) {
     abort.abort();
+    await refund(length - attempt.bytesSent);
     attempt.failure = error instanceof TransferFailed ? error.reason : 'storage-failed';
     req.log.warn({ clientId: principal.clientId, path: key, reason: attempt.failure, err: error }, 'S3 GetObject ended early; connection destroyed');
   }

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { GatewayError } from '../../domain/errors.js';
+import { GatewayError, SubscriptionInactive } from '../../domain/errors.js';
 import { RequestRefused } from '../http/error-responses.js';
 import { s3Xml } from './s3-xml.js';
 
@@ -106,7 +106,12 @@ export function classifyS3Failure(failure: unknown): { code: S3ErrorCode; messag
         return { code: 'ServiceUnavailable', message: 'The object changed during the request; please try again.', retryAfterSeconds: RETRY_AFTER_SECONDS.changed };
       case 'storage_unavailable':
         return { code: 'ServiceUnavailable', message: table.ServiceUnavailable.message ?? '', retryAfterSeconds: RETRY_AFTER_SECONDS.storage };
+      // The monthly byte quota: not SlowDown, which clients retry at once; the message names the quota.
+      case 'quota_exceeded':
+        return { code: 'AccessDenied', message: `Access Denied: ${failure.message}` };
       case 'invalid_token':
+        // A client outside its subscription term is told so, as the native API does.
+        if (failure.cause instanceof SubscriptionInactive) return { code: 'AccessDenied', message: `Access Denied: ${failure.message}` };
         return { code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
       default:
         return { code: 'InternalError', message: table.InternalError.message ?? '' };
