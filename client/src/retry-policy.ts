@@ -52,8 +52,11 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
 
+/** A `Retry-After` beyond this is not waited for at all. */
+const NOT_WORTH_WAITING_MS = 24 * 3600 * 1000;
+
 /**
- * 429 and 503 wait what `Retry-After` says (capped), other 5xx and connection failures back off
+ * 429 and 503 wait what `Retry-After` says (capped; not at all beyond a day), other 5xx and connection failures back off
  * exponentially with full jitter; every other status (4xx included: retrying cannot change the
  * answer) is final. 401 is not retried here: the token layer refreshes and retries it once.
  */
@@ -66,6 +69,9 @@ export function decideRetry(outcome: AttemptOutcome, retriesSoFar: number, optio
     const retryAfterMs = parseRetryAfter(outcome.retryAfter, nowMs);
     const reason = status === 429 ? 'rate_limited' : 'unavailable';
     if (retryAfterMs === undefined) return { retry: true, delayMs: backoff(), reason };
+    // A wait of more than a day (a monthly byte quota used up: Retry-After is the month's reset)
+    // is not one a retry loop should sit out: the call fails now with the server's answer.
+    if (retryAfterMs > NOT_WORTH_WAITING_MS) return { retry: false };
     // Never earlier than asked; a little later so that clients told the same moment do not return together.
     const capped = Math.min(retryAfterMs, options.maxRetryAfterMs);
     return { retry: true, delayMs: capped + Math.round(random() * Math.min(1000, capped / 10)), reason, retryAfterMs };

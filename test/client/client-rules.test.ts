@@ -26,6 +26,11 @@ describe('client rules', function () {
       expect(decision).to.deep.include({ retry: true, delayMs: 30_000 });
     });
 
+    it('when Retry-After is more than a day away (a monthly quota used up), does not retry', function () {
+      expect(decideRetry({ status: 429, retryAfter: String(86_401) }, 0, options, always(0), now)).to.deep.equal({ retry: false });
+      expect(decideRetry({ status: 429, retryAfter: String(86_400) }, 0, options, always(0), now)).to.deep.include({ retry: true, delayMs: 30_000 });
+    });
+
     it('when a 500 or a connection failure repeats, backs off exponentially under the ceiling, with jitter', function () {
       const delays = [0, 1, 2, 3, 4, 5].map((retries) => {
         const decision = decideRetry({ status: 500 }, retries, options, always(1), now);
