@@ -390,29 +390,50 @@ function AccountView(props: { readonly api: GatewayApi }) {
       ) : account === null ? (
         <p role="status">The account service is not available on this gateway: your term and quota cannot be shown here.</p>
       ) : (
-        <dl>
-          {flatten(account).map(([name, value]) => (
-            <>
-              <dt>{name}</dt>
-              <dd>{value}</dd>
-            </>
-          ))}
-        </dl>
+        <AccountDetails account={account} />
       )}
     </section>
   );
 }
 
-/** `{ quota: { used: 3 } }` as `[['Quota used', '3']]`: whatever `/account` holds, readable. */
-function flatten(value: Record<string, unknown>, prefix = ''): [string, string][] {
-  const entries: [string, string][] = [];
-  for (const [key, item] of Object.entries(value)) {
-    const words = key.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
-    const name = prefix === '' ? words.charAt(0).toUpperCase() + words.slice(1) : `${prefix} ${words}`;
-    if (item !== null && typeof item === 'object' && !Array.isArray(item)) entries.push(...flatten(item as Record<string, unknown>, name));
-    else entries.push([name, typeof item === 'string' && /^\d{4}-\d\d-\d\dT/.test(item) ? formatTime(item) : String(item)]);
-  }
-  return entries;
+/** The shape of `GET /account` (openapi.yaml `Account`), read defensively: a field missing is shown as such. */
+interface AccountAnswer {
+  readonly clientId?: unknown;
+  readonly term?: { readonly validFrom?: unknown; readonly validUntil?: unknown; readonly active?: unknown };
+  readonly quota?: { readonly monthlyBytes?: unknown; readonly period?: unknown; readonly used?: unknown; readonly remaining?: unknown; readonly resetsAt?: unknown };
+}
+
+function AccountDetails(props: { readonly account: Record<string, unknown> }) {
+  const account = props.account as AccountAnswer;
+  const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+  const time = (value: unknown): string | undefined => (typeof value === 'string' ? formatTime(value) : undefined);
+  const bytes = (value: unknown): string => (typeof value === 'number' ? formatSize(value) : '');
+  const from = time(account.term?.validFrom);
+  const until = time(account.term?.validUntil);
+  const active = account.term?.active === true;
+  const quota = account.quota;
+  return (
+    <dl>
+      <dt>Client</dt>
+      <dd>{text(account.clientId)}</dd>
+      <dt>Subscription</dt>
+      <dd>{active ? 'Active' : 'Not active'}</dd>
+      <dt>Term</dt>
+      <dd>{from === undefined && until === undefined ? 'No end date' : `${from ?? 'from the start'} – ${until ?? 'no end date'}`}</dd>
+      <dt>Monthly quota</dt>
+      <dd>{quota === undefined ? 'No monthly limit' : `${bytes(quota.monthlyBytes)} per month (${text(quota.period)})`}</dd>
+      {quota !== undefined && (
+        <>
+          <dt>Used this month</dt>
+          <dd>{bytes(quota.used)}</dd>
+          <dt>Left this month</dt>
+          <dd>{bytes(quota.remaining)}</dd>
+          <dt>Resets</dt>
+          <dd>{time(quota.resetsAt) ?? ''}</dd>
+        </>
+      )}
+    </dl>
+  );
 }
 
 const root = document.getElementById('app');

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { formatSize } from '../../portal/src/catalog.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { packageRoot } from '../../src/app/package-root.js';
 import type { Clock } from '../../src/domain/ports.js';
@@ -20,7 +21,13 @@ import { buildPortal } from '../support/portal-build.js';
  * the Content-Security-Policy, and the screenshots of the subscribers' guide.
  */
 
-const acme = { clientId: 'acme', secret: 'acme-secret-acme-secret' };
+// A subscriber with a term and a monthly quota of 10 MiB, as `npm run clients -- add` records them.
+const acme = {
+  clientId: 'acme',
+  secret: 'acme-secret-acme-secret',
+  validUntil: new Date('2099-01-01T00:00:00Z'),
+  monthlyBytes: 10 * 1024 * 1024,
+};
 const big = { clientId: 'big', secret: 'big-secret-big-secret-big' };
 const throttled = { clientId: 'throttled', secret: 'throttled-secret-throttled' };
 const bigCatalogSize = 100_000;
@@ -297,13 +304,22 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       await dialog.waitFor({ state: 'detached' });
     });
 
-    it('the account view says the account service is not available while the gateway has none', async function () {
+    it('the account view shows the term, the quota used and left, and when it resets (GET /account)', async function () {
       const { page } = await open();
       await signIn(page);
+      const account = jsonOf<{ quota: { used: number; remaining: number; resetsAt: string } }>(await gateway.get('acme', '/account'));
 
       await page.getByRole('button', { name: 'Account' }).click();
 
-      await page.getByText('The account service is not available on this gateway').waitFor();
+      const details = page.locator('section.account dl');
+      await details.waitFor();
+      const text = await details.innerText();
+      expect(text).to.include('Active');
+      expect(text).to.include('2099-01-01 00:00 UTC');
+      expect(text).to.include('10 MiB per month');
+      expect(text).to.match(new RegExp(`Used this month\\s+${formatSizeForTest(account.quota.used)}`));
+      expect(text).to.match(new RegExp(`Left this month\\s+${formatSizeForTest(account.quota.remaining)}`));
+      expect(text).to.include(`${account.quota.resetsAt.slice(0, 16).replace('T', ' ')} UTC`);
     });
   });
 
@@ -415,7 +431,7 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       found.push(...(await audit('details')));
       await page.keyboard.press('Escape');
       await page.getByRole('button', { name: 'Account' }).click();
-      await page.getByText('The account service is not available').waitFor();
+      await page.getByText('Used this month').waitFor();
       found.push(...(await audit('account')));
 
       expect(found).to.deep.equal([]);
@@ -501,4 +517,9 @@ async function tabTo(page: Page, selector: string): Promise<void> {
     await page.keyboard.press('Tab');
   }
   throw new Error(`Tab never reached ${selector}`);
+}
+
+/** The portal's own binary-unit rendering (portal/src/catalog.ts `formatSize`), escaped for a pattern. */
+function formatSizeForTest(bytes: number): string {
+  return formatSize(bytes).replace('.', '\\.');
 }
