@@ -98,6 +98,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
     fileSize: null,
     etag: null,
     bytesSent: 0,
+    bodyLength: null,
     failure: undefined,
     linked: false,
     quotaBytes: 0,
@@ -202,6 +203,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
     res.end();
     return;
   }
+  attempt.bodyLength = length;
   try {
     await streamBody(res, content, length, {
       idleTimeoutMs: deps.idleTimeoutMs,
@@ -235,6 +237,7 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
     fileSize: null,
     etag: null,
     bytesSent: 0,
+    bodyLength: null,
     failure: undefined,
     linked: false,
     quotaBytes: 0,

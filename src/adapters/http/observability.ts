@@ -30,6 +30,12 @@ export interface DownloadAttempt {
   fileSize: number | null;
   etag: string | null;
   bytesSent: number;
+  /**
+   * The length of the body being sent, once its transfer starts. When `bytesSent` reaches it, every
+   * byte was handed to the connection: the download is complete even if the client closed before
+   * the response's own end (bytes sent are bytes handed over, as everywhere in the audit trail).
+   */
+  bodyLength: number | null;
   /** Why the transfer ended early, when it did. */
   failure: TransferFailure | undefined;
   /** Answered with a direct link (307) rather than the bytes. */
@@ -129,7 +135,8 @@ function downloadOutcome(status: number, attempt: DownloadAttempt, finished: boo
   if (errorCode === 'SlowDown') return 'refused';
   if (status >= 500) return 'failed';
   if (status >= 400) return 'refused';
-  if (finished && attempt.failure === undefined) return 'completed';
+  const delivered = attempt.bodyLength !== null && attempt.bytesSent === attempt.bodyLength;
+  if ((finished || delivered) && attempt.failure === undefined) return 'completed';
   return attempt.failure === undefined || attempt.failure === 'aborted' || attempt.failure === 'reader-idle' ? 'aborted' : 'failed';
 }
 

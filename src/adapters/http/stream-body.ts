@@ -39,8 +39,12 @@ export async function streamBody(
   options: { readonly idleTimeoutMs: number; readonly onBytes?: (count: number) => void },
 ): Promise<number> {
   const transfer: Transfer = { sent: 0, ended: undefined };
+  // A client that closes once every byte was handed to the socket got the whole body (a reader may
+  // close as soon as it has Content-Length bytes, before storage's stream has signalled its end).
   const onClose = (): void => {
-    transfer.ended ??= new TransferFailed('aborted', `the client went away after ${transfer.sent} of ${expectedBytes} bytes`);
+    if (transfer.sent < expectedBytes) {
+      transfer.ended ??= new TransferFailed('aborted', `the client went away after ${transfer.sent} of ${expectedBytes} bytes`);
+    }
   };
   res.once('close', onClose);
   // The socket's own inactivity timer: neither reads nor writes for the whole span.
@@ -57,8 +61,8 @@ export async function streamBody(
     if (transfer.sent !== expectedBytes) {
       throw new TransferFailed('length-mismatch', `storage ended after ${transfer.sent} of ${expectedBytes} bytes`);
     }
-    await endResponse(res);
-    if (!res.writableFinished) throw transfer.ended ?? new TransferFailed('aborted', 'the client went away before the end of the response');
+    // Every byte was handed to the socket; a response the client already closed has nothing left to end.
+    if (!res.destroyed) await endResponse(res);
     return transfer.sent;
   } catch (error) {
     res.destroy();
@@ -99,6 +103,8 @@ async function sendIterated(
       try {
         next = await iterator.next();
       } catch (error) {
+        // The client closed after the whole body, and its close aborted the storage read: done.
+        if (transfer.ended === undefined && transfer.sent === expectedBytes && res.destroyed) return;
         throw transfer.ended ?? new TransferFailed('storage-failed', `storage failed after ${transfer.sent} of ${expectedBytes} bytes`, { cause: error });
       }
       // A closed response aborts the storage read, which may then end or fail: either way, the cause is the close.
@@ -167,12 +173,22 @@ function sendFlowing(
     const onError = (error: unknown): void => {
       fail(transfer.ended ?? new TransferFailed('storage-failed', `storage failed after ${transfer.sent} of ${expectedBytes} bytes`, { cause: source.translate(error) }));
     };
+    // The client closed after the whole body was handed to the socket: done, storage's end or not.
+    const deliveredBeforeClose = (): boolean => {
+      if (transfer.ended !== undefined || transfer.sent !== expectedBytes || !res.destroyed) return false;
+      cleanUp();
+      stream.destroy();
+      resolve();
+      return true;
+    };
     // Destroyed without an error or an end (its request aborted): as a failure, unless the client left first.
     const onStreamClose = (): void => {
+      if (deliveredBeforeClose()) return;
       fail(transfer.ended ?? new TransferFailed('storage-failed', `storage closed the body after ${transfer.sent} of ${expectedBytes} bytes`));
     };
     // The client left, or the idle timer destroyed the response: `transfer.ended` says which.
     const onResponseClose = (): void => {
+      if (deliveredBeforeClose()) return;
       fail(transfer.ended ?? new TransferFailed('aborted', `the client went away after ${transfer.sent} of ${expectedBytes} bytes`));
     };
     if (res.destroyed) return onResponseClose();

@@ -345,6 +345,7 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     fileSize: null,
     etag: null,
     bytesSent: 0,
+    bodyLength: null,
     failure: undefined,
     linked: false,
     quotaBytes: 0,
@@ -425,6 +426,7 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     res.end();
     return;
   }
+  attempt.bodyLength = length;
   try {
     await streamBody(res, content, length, { idleTimeoutMs: deps.idleTimeoutMs, onBytes: (count) => (attempt.bytesSent += count) });
   } catch (error) {
