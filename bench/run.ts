@@ -41,6 +41,8 @@ const { values: options } = parseArgs({
     'scale-clients': { type: 'string', default: '10,1000,10000' },
     'scale-fleet': { type: 'string', default: '2000x5000' },
     'scale-cache-mb': { type: 'string', default: '256' },
+    /** The fleet gateway's --max-old-space-size; CATALOG_CACHE_MB + 256 (the docs' advice) unless given. */
+    'scale-fleet-heap-mb': { type: 'string' },
   },
 });
 /** `--only downloads|concurrent|local|small`: one section, for profiling; `--only scale`: the scale bench alone (bench/scale.ts). */
@@ -342,6 +344,7 @@ async function scaleOnly(): Promise<void> {
         clients: sizes(options['scale-clients']),
         fleet: { clients: fleetClients, rows: fleetRows },
         cacheMb: Number(options['scale-cache-mb']),
+        ...(options['scale-fleet-heap-mb'] === undefined ? {} : { fleetHeapMb: Number(options['scale-fleet-heap-mb']) }),
         workDir,
         write: !options['no-write'],
       },

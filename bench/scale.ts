@@ -6,7 +6,8 @@
  * with 10 clients) and a fleet of many clients' catalogs within CATALOG_CACHE_MB.
  *
  * Sizes: `--scale-rows 1000,10000,100000,1000000`, `--scale-clients 10,1000,10000`,
- * `--scale-fleet 2000x5000`, `--scale-cache-mb 256`. Small sizes smoke-test the bench.
+ * `--scale-fleet 2000x5000`, `--scale-cache-mb 256`, `--scale-fleet-heap-mb` (the fleet gateway's
+ * `--max-old-space-size`, CATALOG_CACHE_MB + 256 unless given). Small sizes smoke-test the bench.
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, opendir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -22,6 +23,8 @@ export interface ScaleOptions {
   readonly clients: readonly number[];
   readonly fleet: { readonly clients: number; readonly rows: number };
   readonly cacheMb: number;
+  /** Node's `--max-old-space-size` for the fleet's gateway; docs/operators.md advises CATALOG_CACHE_MB + 256. */
+  readonly fleetHeapMb?: number;
   readonly workDir: string;
   readonly write: boolean;
 }
@@ -326,7 +329,7 @@ async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]
   const clientsFile = join(options.workDir, 'scale-fleet-clients.json');
   await registryFile(clientsFile, clients);
   // As docs/operators.md advises: Node's heap bounded at CATALOG_CACHE_MB + 256 MiB, so that V8 collects before RSS grows past it.
-  const heapMb = options.cacheMb + 256;
+  const heapMb = options.fleetHeapMb ?? options.cacheMb + 256;
   const gateway = await deps.startGateway(
     {
       DATA_DIR: root,
@@ -343,6 +346,18 @@ async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]
   const sampler = setInterval(() => {
     void deps.rssOf(gateway.pid).then((rss) => (peak = Math.max(peak, rss)), () => undefined);
   }, 100);
+  // What the RSS is made of, from the gateway's own default metrics: V8's heap (all spaces) and memory outside it (Buffers).
+  let peakHeapTotal = 0;
+  let peakExternal = 0;
+  const heapSampler = setInterval(() => {
+    void Promise.all([metric(gateway.port, 'nodejs_heap_size_total_bytes'), metric(gateway.port, 'nodejs_external_memory_bytes')]).then(
+      ([total, external]) => {
+        peakHeapTotal = Math.max(peakHeapTotal, total);
+        peakExternal = Math.max(peakExternal, external);
+      },
+      () => undefined,
+    );
+  }, 1000);
   try {
     const started = process.hrtime.bigint();
     for (const [i, client] of clients.entries()) {
@@ -357,13 +372,14 @@ async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]
     const accounted = await metric(gateway.port, 'dfg_catalog_cache_bytes');
     record(rows, {
       measure: `${count.toLocaleString('en')} clients x ${size.toLocaleString('en')} rows, each client's /catalog checked exact (CATALOG_CACHE_MB=${options.cacheMb}, NODE_OPTIONS=--max-old-space-size=${heapMb})`,
-      gateway: `peak RSS ${fmt(peak / MiB, 'MiB')} (from ${fmt(baseline / MiB, 'MiB')}); cache ${fmt(accounted / MiB, 'MiB')}, ${evictions} evictions; ${fmt(ms / count, 'ms')} per client`,
+      gateway: `peak RSS ${fmt(peak / MiB, 'MiB')} (from ${fmt(baseline / MiB, 'MiB')}); peak V8 heap ${fmt(peakHeapTotal / MiB, 'MiB')}, external ${fmt(peakExternal / MiB, 'MiB')} (sampled each second); cache ${fmt(accounted / MiB, 'MiB')}, ${evictions} evictions; ${fmt(ms / count, 'ms')} per client`,
       anchor: `CATALOG_CACHE_MB + 256 MiB: ${options.cacheMb + 256} MiB`,
       ratio: `${(peak / MiB / (options.cacheMb + 256)).toFixed(2)}x`,
       goal: '<= 1x',
     });
   } finally {
     clearInterval(sampler);
+    clearInterval(heapSampler);
     await gateway.stop();
   }
 }
@@ -393,7 +409,7 @@ async function writeScaleSection(table: string, options: ScaleOptions, started: 
   const load = await loadAverage();
   const section = [
     '<!-- bench-scale:start -->',
-    `Measured ${new Date().toISOString().slice(0, 16)}Z with \`npm run bench -- --only scale --scale-rows ${options.rows.join(',')} --scale-clients ${options.clients.join(',')} --scale-fleet ${options.fleet.clients}x${options.fleet.rows} --scale-cache-mb ${options.cacheMb}\` (started ${started}; ended ${new Date().toISOString().slice(0, 16)}Z, load average ${load}).`,
+    `Measured ${new Date().toISOString().slice(0, 16)}Z with \`${(process.env['NODE_OPTIONS'] ?? '').includes('--experimental-websocket') ? 'NODE_OPTIONS=--experimental-websocket ' : ''}npm run bench -- --only scale --scale-rows ${options.rows.join(',')} --scale-clients ${options.clients.join(',')} --scale-fleet ${options.fleet.clients}x${options.fleet.rows} --scale-cache-mb ${options.cacheMb}${options.fleetHeapMb === undefined ? '' : ` --scale-fleet-heap-mb ${options.fleetHeapMb}`}\` (started ${started}; ended ${new Date().toISOString().slice(0, 16)}Z, load average ${load}).`,
     '',
     table,
     '<!-- bench-scale:end -->',
