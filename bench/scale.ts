@@ -277,40 +277,51 @@ async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Ro
   const root = join(options.workDir, 'scale-registry-data');
   await mkdir(join(root, 'indexes'), { recursive: true });
   await writeFile(join(root, 'indexes/shared.csv'), indexCsv('R', 10));
-  const measured: Array<{ clients: number; issueMs: number; verifyMs: number; addMs: number }> = [];
-  for (const count of [...options.clients].sort((a, b) => a - b)) {
-    const clientsFile = join(options.workDir, `scale-registry-${count}.json`);
-    await registryFile(clientsFile, Array.from({ length: count }, (_, i) => ({ id: `client-${i}`, indexPath: 'indexes/shared.csv' })));
-    const gateway = await deps.startGateway({ DATA_DIR: root, CLIENTS_FILE: clientsFile, TOKEN_FAILURE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000' }, `scale-registry-${count}`);
-    try {
-      const issues = 20;
-      const tokens: string[] = [];
-      await tokenFor(gateway.port, 'client-0');
-      const issueStarted = process.hrtime.bigint();
-      for (let i = 0; i < issues; i += 1) tokens.push(await tokenFor(gateway.port, `client-${(i * 7919) % count}`));
-      const issueMs = elapsed(issueStarted) / issues;
-      const verifications = 300;
-      const verifyStarted = process.hrtime.bigint();
-      for (let i = 0; i < verifications; i += 1) {
-        const response = await fetch(`http://127.0.0.1:${gateway.port}/count`, { headers: { authorization: `Bearer ${tokens[i % tokens.length] ?? ''}` } });
-        await response.arrayBuffer();
-        if (response.status !== 200) throw new Error(`/count with a token: ${response.status}`);
-      }
-      const verifyMs = elapsed(verifyStarted) / verifications;
-      const addStarted = process.hrtime.bigint();
-      const quiet = { write: () => true };
-      const exit = await runClientsCli(['add', `added-${count}`, '--secret', secret], { env: { CLIENTS_FILE: clientsFile }, stdout: quiet, stderr: quiet });
-      const addMs = elapsed(addStarted);
-      if (exit !== 0) throw new Error(`clients add at ${count} clients exited ${exit}`);
-      measured.push({ clients: count, issueMs, verifyMs, addMs });
-    } finally {
-      await gateway.stop();
+  const counts = [...options.clients].sort((a, b) => a - b);
+  // Every registry size has its gateway running at once and they are measured in turn, round after
+  // round (medians of the rounds): load elsewhere on the machine then weighs on each size alike.
+  const gateways: Array<{ count: number; clientsFile: string; gateway: ScaleGateway; tokens: string[]; issue: number[]; verify: number[] }> = [];
+  try {
+    for (const count of counts) {
+      const clientsFile = join(options.workDir, `scale-registry-${count}.json`);
+      await registryFile(clientsFile, Array.from({ length: count }, (_, i) => ({ id: `client-${i}`, indexPath: 'indexes/shared.csv' })));
+      const gateway = await deps.startGateway({ DATA_DIR: root, CLIENTS_FILE: clientsFile, TOKEN_FAILURE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000' }, `scale-registry-${count}`);
+      gateways.push({ count, clientsFile, gateway, tokens: [await tokenFor(gateway.port, 'client-0')], issue: [], verify: [] });
     }
+    const rounds = 7;
+    const issuesPerRound = 4;
+    const verificationsPerRound = 60;
+    for (let round = 0; round < rounds; round += 1) {
+      for (const g of gateways) {
+        const issueStarted = process.hrtime.bigint();
+        for (let i = 0; i < issuesPerRound; i += 1) g.tokens.push(await tokenFor(g.gateway.port, `client-${((round * issuesPerRound + i) * 7919) % g.count}`));
+        g.issue.push(elapsed(issueStarted) / issuesPerRound);
+        const verifyStarted = process.hrtime.bigint();
+        for (let i = 0; i < verificationsPerRound; i += 1) {
+          const response = await fetch(`http://127.0.0.1:${g.gateway.port}/count`, { headers: { authorization: `Bearer ${g.tokens[i % g.tokens.length] ?? ''}` } });
+          await response.arrayBuffer();
+          if (response.status !== 200) throw new Error(`/count with a token: ${response.status}`);
+        }
+        g.verify.push(elapsed(verifyStarted) / verificationsPerRound);
+      }
+    }
+  } finally {
+    for (const g of gateways) await g.gateway.stop();
+  }
+  const median = (values: readonly number[]): number => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? Number.NaN;
+  const measured: Array<{ clients: number; issueMs: number; verifyMs: number; addMs: number }> = [];
+  for (const g of gateways) {
+    const addStarted = process.hrtime.bigint();
+    const quiet = { write: () => true };
+    const exit = await runClientsCli(['add', `added-${g.count}`, '--secret', secret], { env: { CLIENTS_FILE: g.clientsFile }, stdout: quiet, stderr: quiet });
+    const addMs = elapsed(addStarted);
+    if (exit !== 0) throw new Error(`clients add at ${g.count} clients exited ${exit}`);
+    measured.push({ clients: g.count, issueMs: median(g.issue), verifyMs: median(g.verify), addMs });
   }
   const base = measured[0];
   for (const m of measured) {
     record(rows, {
-      measure: `${m.clients.toLocaleString('en')} registered clients: token issue; request with a token (GET /count)`,
+      measure: `${m.clients.toLocaleString('en')} registered clients: token issue; request with a token (GET /count); medians of 7 rounds taken in turn`,
       gateway: `${fmt(m.issueMs, 'ms')}; ${fmt(m.verifyMs, 'ms')}`,
       anchor: base === undefined ? '-' : `${base.clients} clients: ${fmt(base.issueMs, 'ms')}; ${fmt(base.verifyMs, 'ms')}`,
       ratio: base === undefined ? '-' : `${(m.issueMs / base.issueMs).toFixed(2)}x; ${(m.verifyMs / base.verifyMs).toFixed(2)}x`,
