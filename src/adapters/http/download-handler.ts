@@ -95,13 +95,6 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
     symbol: 'symbol' in target ? target.symbol : null,
     path: 'path' in target ? target.path : null,
     range: req.get('range') ?? null,
-    fileSize: null,
-    etag: null,
-    bytesSent: 0,
-    bodyLength: null,
-    failure: undefined,
-    linked: false,
-    quotaBytes: 0,
   });
 
   const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
@@ -234,13 +227,6 @@ export async function handleLinkRequest(deps: DownloadHandlerDependencies, req: 
     symbol,
     path: null,
     range: null,
-    fileSize: null,
-    etag: null,
-    bytesSent: 0,
-    bodyLength: null,
-    failure: undefined,
-    linked: false,
-    quotaBytes: 0,
   });
   const entry = await deps.files.resolve(principal, { symbol });
   attempt.path = entry.fileName;

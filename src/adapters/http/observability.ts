@@ -51,7 +51,20 @@ export function downloadAttemptOf(res: Response): DownloadAttempt | undefined {
   return res.locals['download'] as DownloadAttempt | undefined;
 }
 
-export function startDownloadAttempt(res: Response, attempt: DownloadAttempt): DownloadAttempt {
+/** What identifies an attempt when it starts; its progress starts empty. */
+export type DownloadAttemptStart = Pick<DownloadAttempt, 'clientId' | 'symbol' | 'path' | 'range' | 'interface'>;
+
+export function startDownloadAttempt(res: Response, start: DownloadAttemptStart): DownloadAttempt {
+  const attempt: DownloadAttempt = {
+    ...start,
+    fileSize: null,
+    etag: null,
+    bytesSent: 0,
+    bodyLength: null,
+    failure: undefined,
+    linked: false,
+    quotaBytes: 0,
+  };
   res.locals['download'] = attempt;
   return attempt;
 }

@@ -342,13 +342,6 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     symbol: null,
     path: key,
     range: req.get('range') ?? null,
-    fileSize: null,
-    etag: null,
-    bytesSent: 0,
-    bodyLength: null,
-    failure: undefined,
-    linked: false,
-    quotaBytes: 0,
     interface: 's3',
   });
   const now = deps.clock.now();
