@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
-import type { BlobContent, BlobProperties, BlobReadOptions, BlobStore, BlobSummary } from '../../src/domain/ports.js';
+import type { BlobContent, BlobReadOptions } from '../../src/domain/ports.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
@@ -15,27 +15,9 @@ import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 const BODY = Buffer.alloc(256 * 1024, 7);
 
 /** Storage that sends the whole body, then keeps its stream open until the read is aborted. */
-class LingeringStore implements BlobStore {
-  constructor(private readonly inner: MemoryBlobStore) {}
-
-  getProperties(path: string): Promise<BlobProperties | undefined> {
-    return this.inner.getProperties(path);
-  }
-
-  list(prefix: string): AsyncIterable<BlobSummary> {
-    return this.inner.list(prefix);
-  }
-
-  existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>> {
-    return this.inner.existing(paths);
-  }
-
-  probe(): Promise<void> {
-    return this.inner.probe();
-  }
-
-  async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
-    const content = await this.inner.read(path, options);
+class LingeringStore extends MemoryBlobStore {
+  override async read(path: string, options: BlobReadOptions): Promise<BlobContent> {
+    const content = await super.read(path, options);
     if (path.startsWith('indexes/')) return content;
     const signal = options.signal;
     return (async function* lingering() {
@@ -76,10 +58,10 @@ describe('a download whose reader closes once it has every byte', function () {
   const audited = capturedAudit();
 
   before(async function () {
-    const inner = new MemoryBlobStore();
-    inner.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'FILE', FileName: 'data/file.bin' })]));
-    inner.put('data/file.bin', BODY);
-    gateway = await startGateway({ store: new LingeringStore(inner), clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }], audit: audited.audit });
+    const store = new LingeringStore();
+    store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'FILE', FileName: 'data/file.bin' })]));
+    store.put('data/file.bin', BODY);
+    gateway = await startGateway({ store, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }], audit: audited.audit });
   });
 
   after(async function () {
