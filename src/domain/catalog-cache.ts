@@ -1,6 +1,7 @@
 import { GatewayError, StorageUnavailable } from './errors.js';
 import type { CatalogProvider } from './entitlement.js';
-import { FileCatalogBuilder, type CatalogWarning, type FileCatalog } from './file-catalog.js';
+import { FileCatalogBuilder, type CatalogEntry, type CatalogWarning, type FileCatalog, type ReleasedCatalog } from './file-catalog.js';
+import { isReleased } from './subscription.js';
 import type { BoundedMemory, Clock, IndexSource } from './ports.js';
 
 export interface CatalogCacheOptions {
@@ -29,6 +30,8 @@ interface CachedOutcome {
 
 /** What a cached outcome costs besides its catalog: the objects around it and the version string. */
 const outcomeBytes = 256;
+/** What a kept released set costs besides its own catalog (none when it is the whole catalog). */
+const releasedBytes = 128;
 
 /**
  * Keeps each parsed index for `refreshAfterMs`, then re-checks only the index's version (one
@@ -36,6 +39,10 @@ const outcomeBytes = 256;
  * bound without a restart. Concurrent requests for the same index share one load. Catalogs live
  * in the bounded memory: the least recently used is dropped when the bound is reached, and read
  * again from storage the next time it is needed.
+ *
+ * A catalog whose index has release windows is handed out as the rows released now, kept until the
+ * next window boundary (not `refreshAfterMs` later): a file appears and disappears at its boundary
+ * without any index change.
  */
 export class CatalogCache implements CatalogProvider {
   private readonly inFlight = new Map<string, Promise<CachedOutcome>>();
@@ -43,6 +50,19 @@ export class CatalogCache implements CatalogProvider {
   constructor(private readonly options: CatalogCacheOptions) {}
 
   async catalogAt(indexPath: string): Promise<FileCatalog | undefined> {
+    const catalog = await this.#wholeCatalogAt(indexPath);
+    return catalog === undefined || !catalog.hasWindows ? catalog : this.#released(catalog);
+  }
+
+  async unreleasedEntry(indexPath: string, target: { readonly symbol: string } | { readonly path: string }): Promise<CatalogEntry | undefined> {
+    const catalog = await this.#wholeCatalogAt(indexPath);
+    if (catalog === undefined || !catalog.hasWindows) return undefined;
+    const entry = 'symbol' in target ? catalog.findBySymbol(target.symbol) : catalog.findByFileName(target.path);
+    // Released after all (a boundary passed since the caller looked): not a file this refusal is about.
+    return entry !== undefined && !isReleased(entry, this.options.clock.now()) ? entry : undefined;
+  }
+
+  async #wholeCatalogAt(indexPath: string): Promise<FileCatalog | undefined> {
     const now = this.options.clock.now().getTime();
     const cached = this.options.memory.get(memoryKey(indexPath)) as CachedOutcome | undefined;
     if (cached !== undefined && now - cached.checkedAt < this.options.refreshAfterMs) {
@@ -54,6 +74,18 @@ export class CatalogCache implements CatalogProvider {
       this.inFlight.set(indexPath, pending);
     }
     return unwrap((await pending).outcome);
+  }
+
+  /** The rows of `catalog` released now: kept in the bounded memory between two window boundaries. */
+  #released(catalog: FileCatalog): FileCatalog {
+    // Read after the catalog is in hand: the load may have awaited storage for a while.
+    const now = this.options.clock.now().getTime();
+    const key = `released:${catalog.serial}`;
+    const kept = this.options.memory.get(key) as ReleasedCatalog | undefined;
+    if (kept !== undefined && kept.since <= now && now < kept.until) return kept.catalog;
+    const released = catalog.releasedAt(now);
+    this.options.memory.set(key, released, releasedBytes + (released.catalog === catalog ? 0 : released.catalog.bytes));
+    return released.catalog;
   }
 
   private async refresh(indexPath: string, cached: CachedOutcome | undefined, now: number): Promise<CachedOutcome> {

@@ -5,7 +5,13 @@ import { validateStoragePath } from './storage-path.js';
 
 /** Gives the current catalog of the index at a storage path, or `undefined` when there is none. */
 export interface CatalogProvider {
+  /** The rows released now (every row, for an index without release windows). */
   catalogAt(indexPath: string): Promise<FileCatalog | undefined>;
+  /**
+   * The row of the index for a symbol or storage path that `catalogAt` leaves out because it is
+   * outside its release window, if there is one: so that a refusal can say when the file is served.
+   */
+  unreleasedEntry?(indexPath: string, target: { readonly symbol: string } | { readonly path: string }): Promise<CatalogEntry | undefined>;
 }
 
 /** Decides what a client may see: exactly what its own index lists. */
@@ -31,21 +37,43 @@ export class Entitlement {
     return catalog;
   }
 
-  /** The caller's entry for `symbol`. Throws `NotEntitled` when its index does not list it. */
+  /**
+   * The caller's entry for `symbol`. Throws `NotEntitled` when its index does not list it, or
+   * lists it outside its release window.
+   */
   async entryForSymbol(principal: Principal, symbol: string): Promise<CatalogEntry> {
     const entry = (await this.catalogFor(principal)).findBySymbol(symbol);
     if (entry === undefined) {
-      throw new NotEntitled(`Symbol "${symbol}" is not in the subscription of client "${principal.clientId}"`);
+      throw await this.#refusal(principal, { symbol }, `Symbol "${symbol}"`);
     }
     return entry;
   }
 
-  /** The caller's entry for a storage path. Throws `NotEntitled` when its index does not list it. */
+  /**
+   * The caller's entry for a storage path. Throws `NotEntitled` when its index does not list it,
+   * or lists it outside its release window.
+   */
   async entryForPath(principal: Principal, fileName: string): Promise<CatalogEntry> {
     const entry = (await this.catalogFor(principal)).findByFileName(fileName);
     if (entry === undefined) {
-      throw new NotEntitled(`File "${fileName}" is not in the subscription of client "${principal.clientId}"`);
+      throw await this.#refusal(principal, { path: fileName }, `File "${fileName}"`);
     }
     return entry;
   }
+
+  async #refusal(principal: Principal, target: { readonly symbol: string } | { readonly path: string }, what: string): Promise<NotEntitled> {
+    const unreleased = await this.catalogs.unreleasedEntry?.(principal.indexPath, target);
+    if (unreleased === undefined) return new NotEntitled(`${what} is not in the subscription of client "${principal.clientId}"`);
+    return new NotEntitled(`${what} is outside its release window (${describeWindow(unreleased)}): it is served only within it`);
+  }
+}
+
+/** `from 2026-11-24T21:00:00.000Z until 2026-12-31T00:00:00.000Z`, each side where it is bounded. */
+function describeWindow(entry: CatalogEntry): string {
+  return [
+    entry.availableFrom === undefined ? '' : `from ${entry.availableFrom.toISOString()}`,
+    entry.availableUntil === undefined ? '' : `until ${entry.availableUntil.toISOString()}`,
+  ]
+    .filter((part) => part !== '')
+    .join(' ');
 }

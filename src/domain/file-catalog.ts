@@ -1,5 +1,6 @@
 import type { IndexRecord, IndexRowSink, IndexRowWarning } from './ports.js';
 import { validateStoragePath } from './storage-path.js';
+import { isReleasedAt, ReleaseBoundaries } from './subscription.js';
 
 /** One file a client is entitled to, as its index describes it. */
 export interface CatalogEntry {
@@ -7,6 +8,29 @@ export interface CatalogEntry {
   readonly description: string;
   /** Storage path of the file. */
   readonly fileName: string;
+  /** The start of the file's release window, where its index row has one (`AvailableFrom`). */
+  readonly availableFrom?: Date;
+  /** The end of the file's release window, where its index row has one (`AvailableUntil`). */
+  readonly availableUntil?: Date;
+}
+
+/**
+ * The release window of every row, in milliseconds, `[from, until)`: `-Infinity` and `Infinity`
+ * where a side is unbounded. Only catalogs whose index has a window somewhere carry them.
+ */
+export interface CatalogWindows {
+  readonly from: Float64Array;
+  readonly until: Float64Array;
+}
+
+/** The rows of a catalog released at one moment, and how long that set holds. */
+export interface ReleasedCatalog {
+  /** The released rows: the catalog itself when every row is released (or none has a window). */
+  readonly catalog: FileCatalog;
+  /** The last window boundary at or before that moment (`-Infinity` when none): when the set last changed. */
+  readonly since: number;
+  /** The first window boundary after that moment (`Infinity` when none): when the set next changes. */
+  readonly until: number;
 }
 
 /** Why an index row did not make it into the catalog. */
@@ -46,9 +70,13 @@ export class FileCatalog {
   readonly #offsets: Uint32Array;
   readonly #bySymbol: Int32Array;
   readonly #byPath: Int32Array;
+  readonly #windows: CatalogWindows | undefined;
 
-  /** Use `fromIndex` or a `FileCatalogBuilder`: `fields` are symbol, description and file name of each row in turn. */
-  constructor(fields: readonly string[], version = '') {
+  /**
+   * Use `fromIndex` or a `FileCatalogBuilder`: `fields` are symbol, description and file name of
+   * each row in turn; `windows`, when given, one release window per row.
+   */
+  constructor(fields: readonly string[], version = '', windows?: CatalogWindows) {
     this.version = version;
     this.count = fields.length / fieldsPerRow;
     this.serial = nextSerial++;
@@ -62,6 +90,10 @@ export class FileCatalog {
     }
     offsets[fields.length] = at;
     this.#offsets = offsets;
+    if (windows !== undefined && (windows.from.length !== this.count || windows.until.length !== this.count)) {
+      throw new RangeError(`A catalog of ${this.count} rows needs as many release windows`);
+    }
+    this.#windows = windows;
     this.#bySymbol = this.#table(0);
     this.#byPath = this.#table(2);
     const charBytes = /[^\u0000-\u00ff]/.test(this.#text) ? 2 : 1;
@@ -74,7 +106,8 @@ export class FileCatalog {
       3 * typedArrayBytes +
       this.#offsets.byteLength +
       this.#bySymbol.byteLength +
-      this.#byPath.byteLength;
+      this.#byPath.byteLength +
+      (windows === undefined ? 0 : 2 * typedArrayBytes + windows.from.byteLength + windows.until.byteLength);
   }
 
   /**
@@ -96,7 +129,51 @@ export class FileCatalog {
   /** The row at `index` (0-based, in index order). */
   entryAt(index: number): CatalogEntry {
     if (!Number.isInteger(index) || index < 0 || index >= this.count) throw new RangeError(`No catalog row ${index}`);
-    return { symbol: this.#field(index, 0), description: this.#field(index, 1), fileName: this.#field(index, 2) };
+    const entry = { symbol: this.#field(index, 0), description: this.#field(index, 1), fileName: this.#field(index, 2) };
+    if (this.#windows === undefined) return entry;
+    const from = this.#windows.from[index] as number;
+    const until = this.#windows.until[index] as number;
+    return {
+      ...entry,
+      ...(Number.isFinite(from) && { availableFrom: new Date(from) }),
+      ...(Number.isFinite(until) && { availableUntil: new Date(until) }),
+    };
+  }
+
+  /** Whether any row has a release window. */
+  get hasWindows(): boolean {
+    return this.#windows !== undefined;
+  }
+
+  /**
+   * The rows released at `at` (ms), in index order, as a catalog of their own whose version names
+   * the catalog's and the boundary the set was last changed at: the same on every instance, and
+   * different whenever the set differs, so that what is derived from it (existence lists, `/list`
+   * cursors, `/catalog` entity tags) never outlives the set. One pass over the rows; a copy only
+   * when some row is not released.
+   */
+  releasedAt(at: number): ReleasedCatalog {
+    const windows = this.#windows;
+    if (windows === undefined) return { catalog: this, since: Number.NEGATIVE_INFINITY, until: Number.POSITIVE_INFINITY };
+    const boundaries = new ReleaseBoundaries(at);
+    const released: number[] = [];
+    for (let row = 0; row < this.count; row += 1) {
+      const from = windows.from[row] as number;
+      const until = windows.until[row] as number;
+      boundaries.add(from, until);
+      if (isReleasedAt(from, until, at)) released.push(row);
+    }
+    const { since, until } = boundaries;
+    if (released.length === this.count) return { catalog: this, since, until };
+    const fields: string[] = [];
+    const kept = { from: new Float64Array(released.length), until: new Float64Array(released.length) };
+    released.forEach((row, i) => {
+      fields.push(this.#field(row, 0), this.#field(row, 1), this.#field(row, 2));
+      kept.from[i] = windows.from[row] as number;
+      kept.until[i] = windows.until[row] as number;
+    });
+    const version = `${this.version} released since ${Number.isFinite(since) ? new Date(since).toISOString() : 'ever'}`;
+    return { catalog: new FileCatalog(fields, version, kept), since, until };
   }
 
   /** The storage path of the row at `index`, without building the whole entry. */
@@ -170,6 +247,9 @@ export class FileCatalogBuilder implements IndexRowSink {
   readonly #fields: string[] = [];
   readonly #warnings: CatalogWarning[] = [];
   readonly #seen = new Set<string>();
+  /** Release windows of the kept rows, from the first row that has one on (earlier rows unbounded). */
+  #from: number[] | undefined;
+  #until: number[] | undefined;
 
   rejected(warning: IndexRowWarning): void {
     this.#warnings.push(warning);
@@ -196,15 +276,41 @@ export class FileCatalogBuilder implements IndexRowSink {
       this.#warnings.push({ row: record.row, message: `unsafe FileName: ${(error as Error).message}` });
       return;
     }
+    const from = record.availableFrom?.getTime() ?? Number.NEGATIVE_INFINITY;
+    const until = record.availableUntil?.getTime() ?? Number.POSITIVE_INFINITY;
+    if (Number.isNaN(from) || Number.isNaN(until)) {
+      this.#warnings.push({ row: record.row, message: `invalid release window (Symbol "${symbol}")` });
+      return;
+    }
+    if (from >= until) {
+      this.#warnings.push({
+        row: record.row,
+        message: `AvailableUntil (${new Date(until).toISOString()}) is not after AvailableFrom (${new Date(from).toISOString()}): the file would never be served (Symbol "${symbol}")`,
+      });
+      return;
+    }
     this.#seen.add(symbol);
+    if (this.#from === undefined && (Number.isFinite(from) || Number.isFinite(until))) {
+      const rows = this.#fields.length / fieldsPerRow;
+      this.#from = new Array<number>(rows).fill(Number.NEGATIVE_INFINITY);
+      this.#until = new Array<number>(rows).fill(Number.POSITIVE_INFINITY);
+    }
     this.#fields.push(symbol, describe(record), fileName);
+    this.#from?.push(from);
+    this.#until?.push(until);
   }
 
   build(version = ''): { catalog: FileCatalog; warnings: CatalogWarning[] } {
-    const built = { catalog: new FileCatalog(this.#fields, version), warnings: [...this.#warnings] };
+    const windows =
+      this.#from === undefined || this.#until === undefined
+        ? undefined
+        : { from: Float64Array.from(this.#from), until: Float64Array.from(this.#until) };
+    const built = { catalog: new FileCatalog(this.#fields, version, windows), warnings: [...this.#warnings] };
     // Whoever still holds the builder must not hold a second copy of every row.
     this.#fields.length = 0;
     this.#seen.clear();
+    this.#from = undefined;
+    this.#until = undefined;
     return built;
   }
 }

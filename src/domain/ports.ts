@@ -84,6 +84,10 @@ export interface IndexRecord {
   readonly ShortDescriptionPt: string;
   readonly ShortDescription: string;
   readonly FileName: string;
+  /** `AvailableFrom`, parsed: the row's file is not served before this moment. Absent: unbounded. */
+  readonly availableFrom?: Date;
+  /** `AvailableUntil`, parsed: the row's file is not served from this moment on. Absent: unbounded. */
+  readonly availableUntil?: Date;
 }
 
 /** An index row left out of a catalog, and why. */

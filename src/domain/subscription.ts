@@ -45,25 +45,50 @@ export interface ReleaseWindow {
 }
 
 export function isReleased(window: ReleaseWindow, now: Date): boolean {
-  const at = now.getTime();
-  if (window.availableFrom !== undefined && at < window.availableFrom.getTime()) return false;
-  return window.availableUntil === undefined || at < window.availableUntil.getTime();
+  return isReleasedAt(window.availableFrom?.getTime() ?? -Infinity, window.availableUntil?.getTime() ?? Infinity, now.getTime());
+}
+
+/** `wanted`, or the end of the file's release window if that comes first: no link outlives its file's window. */
+export function capToWindow(wanted: Date, window: ReleaseWindow): Date {
+  return window.availableUntil !== undefined && window.availableUntil.getTime() < wanted.getTime() ? window.availableUntil : wanted;
+}
+
+/** The release rule on times in milliseconds, `-Infinity`/`Infinity` for an unbounded side: `[from, until)`. */
+export function isReleasedAt(from: number, until: number, at: number): boolean {
+  return from <= at && at < until;
 }
 
 /**
- * The first window boundary strictly after `now`: the moment the set of released files next
- * changes without any index change, so that whatever was derived from it expires then. `undefined`
- * when no boundary lies ahead.
+ * The window boundaries nearest a moment `at`, gathered one window at a time: the last one at or
+ * before it (when the set of released files last changed) and the first one after it (when it
+ * next changes without any index change, so that whatever was derived from it expires then).
  */
-export function nextReleaseBoundary(windows: Iterable<ReleaseWindow>, now: Date): Date | undefined {
-  const at = now.getTime();
-  let next = Number.POSITIVE_INFINITY;
-  for (const window of windows) {
-    for (const bound of [window.availableFrom, window.availableUntil]) {
-      if (bound === undefined) continue;
-      const time = bound.getTime();
-      if (time > at && time < next) next = time;
-    }
+export class ReleaseBoundaries {
+  /** The last boundary at or before `at`, `-Infinity` when none. */
+  since = Number.NEGATIVE_INFINITY;
+  /** The first boundary after `at`, `Infinity` when none lies ahead. */
+  until = Number.POSITIVE_INFINITY;
+
+  constructor(readonly at: number) {}
+
+  add(from: number, until: number): void {
+    this.#take(from);
+    this.#take(until);
   }
-  return Number.isFinite(next) ? new Date(next) : undefined;
+
+  #take(bound: number): void {
+    if (!Number.isFinite(bound)) return;
+    if (bound <= this.at) {
+      if (bound > this.since) this.since = bound;
+    } else if (bound < this.until) this.until = bound;
+  }
+}
+
+/** The first window boundary strictly after `now`, `undefined` when none lies ahead. */
+export function nextReleaseBoundary(windows: Iterable<ReleaseWindow>, now: Date): Date | undefined {
+  const boundaries = new ReleaseBoundaries(now.getTime());
+  for (const window of windows) {
+    boundaries.add(window.availableFrom?.getTime() ?? -Infinity, window.availableUntil?.getTime() ?? Infinity);
+  }
+  return Number.isFinite(boundaries.until) ? new Date(boundaries.until) : undefined;
 }

@@ -66,6 +66,37 @@ describe('parseIndexCsv', function () {
     ]);
   });
 
+  describe('with AvailableFrom and AvailableUntil columns', function () {
+    it('reads dates as midnight UTC, date-times with or without a zone, and empty cells as unbounded', async function () {
+      const { records, rejectedRows } = await parseIndexCsv(
+        'Symbol,FileName,AvailableFrom,AvailableUntil\r\n' +
+          'A,a.csv,2026-11-24,2027-01-01T00:00:00Z\r\n' +
+          'B,b.csv,2026-11-24T21:00,\r\n' +
+          'C,c.csv, 2026-11-24T18:00:00-03:00 ,\r\n' +
+          'D,d.csv,,\r\n',
+      );
+      expect(rejectedRows).to.deep.equal([]);
+      expect(records.map((r) => [r.Symbol, r.availableFrom?.toISOString(), r.availableUntil?.toISOString()])).to.deep.equal([
+        ['A', '2026-11-24T00:00:00.000Z', '2027-01-01T00:00:00.000Z'],
+        ['B', '2026-11-24T21:00:00.000Z', undefined],
+        ['C', '2026-11-24T21:00:00.000Z', undefined],
+        ['D', undefined, undefined],
+      ]);
+      expect(records[3]).to.not.have.property('availableFrom');
+    });
+
+    it('rejects a row whose window cell is not an ISO 8601 date, naming the column, and keeps the others', async function () {
+      const { records, rejectedRows } = await parseIndexCsv(
+        'Symbol,FileName,AvailableFrom,AvailableUntil\r\nA,a.csv,24/11/2026,\r\nB,b.csv,,2026-02-30\r\nC,c.csv,2026-11-24,\r\n',
+      );
+      expect(records.map((r) => r.Symbol)).to.deep.equal(['C']);
+      expect(rejectedRows).to.deep.equal([
+        { row: 1, message: 'AvailableFrom: "24/11/2026" is not an ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T21:00:00Z) (Symbol "A")' },
+        { row: 2, message: 'AvailableUntil: "2026-02-30" is not an ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T21:00:00Z) (Symbol "B")' },
+      ]);
+    });
+  });
+
   const malformed: Array<[string, string, RegExp]> = [
     ['an empty file', '', /empty/],
     ['a BOM only', '\uFEFF', /empty/],

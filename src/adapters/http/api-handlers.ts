@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import type { Request, Response } from 'express';
 import type { DownloadTarget } from '../../domain/file-access.js';
-import type { FileCatalog } from '../../domain/file-catalog.js';
+import type { CatalogEntry, FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
 import { termStatus } from '../../domain/subscription.js';
 import type { Registry } from 'prom-client';
@@ -152,6 +152,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
           uploaded: file.uploaded.toISOString(),
           etag: file.etag,
           ...(file.md5 !== undefined && { md5: file.md5 }),
+          ...releaseWindowOf(file.entry),
         })),
         count: listing.count,
         limit: listing.limit,
@@ -195,6 +196,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         size: properties.size,
         uploaded: properties.lastModified.toISOString(),
         etag: properties.etag,
+        ...releaseWindowOf(entry),
         httpMetadata: definedOnly({
           contentType: properties.contentType,
           contentDisposition: properties.contentDisposition,
@@ -319,11 +321,27 @@ function* catalogJson(clientId: string, catalog: FileCatalog): Generator<string>
     const rows: string[] = [];
     for (let row = start; row < Math.min(start + rowsPerPiece, catalog.count); row += 1) {
       const entry = catalog.entryAt(row);
-      rows.push(JSON.stringify({ Symbol: entry.symbol, Description: entry.description, FileName: entry.fileName }));
+      rows.push(
+        JSON.stringify({
+          Symbol: entry.symbol,
+          Description: entry.description,
+          FileName: entry.fileName,
+          ...(entry.availableFrom !== undefined && { AvailableFrom: entry.availableFrom.toISOString() }),
+          ...(entry.availableUntil !== undefined && { AvailableUntil: entry.availableUntil.toISOString() }),
+        }),
+      );
     }
     yield (start === 0 ? '' : ',') + rows.join(',');
   }
   yield `],"count":${catalog.count}}`;
+}
+
+/** `availableFrom` and `availableUntil` of `/list` and `/info`, each only where the file's index row has that bound. */
+function releaseWindowOf(entry: CatalogEntry): { availableFrom?: string; availableUntil?: string } {
+  return {
+    ...(entry.availableFrom !== undefined && { availableFrom: entry.availableFrom.toISOString() }),
+    ...(entry.availableUntil !== undefined && { availableUntil: entry.availableUntil.toISOString() }),
+  };
 }
 
 function definedOnly(values: Record<string, string | undefined>): Record<string, string> {

@@ -6,7 +6,7 @@ import { FileNotFound } from '../../domain/errors.js';
 import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/file-access.js';
 import type { CatalogEntry } from '../../domain/file-catalog.js';
 import type { Clock, Principal } from '../../domain/ports.js';
-import { capToTerm } from '../../domain/subscription.js';
+import { capToTerm, capToWindow } from '../../domain/subscription.js';
 import type { DownloadBudget } from './download-budget.js';
 import type { DownloadQuota, Refund } from './download-quota.js';
 import { RequestRefused } from './error-responses.js';
@@ -283,9 +283,11 @@ async function issueLink(
   subscriber: Principal,
   prepared: PreparedDownload,
 ): Promise<{ readonly url: string; readonly expiresAt: Date }> {
-  // No link outlives the subscription term; whole seconds, rounded down: what a SAS or a JWT can say.
+  // No link outlives the subscription term or the file's release window; whole seconds, rounded
+  // down: what a SAS or a JWT can say.
   const wanted = new Date(deps.clock.now().getTime() + links.ttlMs);
-  const expiresAt = new Date(Math.floor(capToTerm(wanted, subscriber).getTime() / 1000) * 1000);
+  const capped = capToWindow(capToTerm(wanted, subscriber), prepared.entry);
+  const expiresAt = new Date(Math.floor(capped.getTime() / 1000) * 1000);
   const url = await links.issue(
     {
       clientId: subscriber.clientId,

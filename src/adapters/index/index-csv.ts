@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { parse } from 'fast-csv';
 import { IndexMalformed } from '../../domain/errors.js';
 import type { IndexRecord, IndexRowSink, IndexRowWarning } from '../../domain/ports.js';
+import { InvalidInstant, parseIsoInstant } from '../text/iso-instant.js';
 
 const requiredColumns = ['Symbol', 'FileName'] as const;
 const byteOrderMark = '\uFEFF';
@@ -22,9 +23,12 @@ export async function parseIndexCsv(text: string): Promise<ParsedIndexCsv> {
 
 /**
  * Parses a vendor index as exported, piece by piece as it arrives, handing each row to `sink`:
- * optional UTF-8 BOM, CRLF or LF, RFC 4180 quoting, extra columns (ignored). Rows with a different
- * number of cells than the header are rejected one by one; a file that is not CSV at all, or lacks
- * a `Symbol` or `FileName` column, throws `IndexMalformed`. Only the row being parsed is held.
+ * optional UTF-8 BOM, CRLF or LF, RFC 4180 quoting, extra columns (ignored). The optional
+ * `AvailableFrom` and `AvailableUntil` cells are ISO 8601 dates or date-times (UTC unless they say
+ * otherwise; empty: unbounded). Rows with a different number of cells than the header, or a window
+ * cell that is not such a date, are rejected one by one (a date read wrong would open or close
+ * access); a file that is not CSV at all, or lacks a `Symbol` or `FileName` column, throws
+ * `IndexMalformed`. Only the row being parsed is held.
  */
 export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<string>, sink: IndexRowSink): Promise<void> {
   let row = 0;
@@ -47,12 +51,21 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
     // Rows and rejected rows are numbered in the order the parser emits them, synchronously.
     .on('data', (cells: Record<string, string>) => {
       row += 1;
+      let window: Pick<IndexRecord, 'availableFrom' | 'availableUntil'>;
+      try {
+        window = windowOf(cells);
+      } catch (error) {
+        if (!(error instanceof InvalidWindowCell)) throw error;
+        sink.rejected({ row, message: error.message });
+        return;
+      }
       sink.record({
         row,
         Symbol: cells['Symbol'] ?? '',
         FileName: cells['FileName'] ?? '',
         ShortDescriptionPt: cells['ShortDescriptionPt'] ?? '',
         ShortDescription: cells['ShortDescription'] ?? '',
+        ...window,
       });
     })
     .on('data-invalid', (cells: unknown) => {
@@ -80,5 +93,26 @@ async function* withoutByteOrderMark(text: AsyncIterable<string> | Iterable<stri
       continue;
     }
     if (piece !== '') yield piece;
+  }
+}
+
+class InvalidWindowCell extends Error {}
+
+/** The row's release window from its `AvailableFrom` and `AvailableUntil` cells; throws `InvalidWindowCell`. */
+function windowOf(cells: Record<string, string>): Pick<IndexRecord, 'availableFrom' | 'availableUntil'> {
+  const availableFrom = instantIn(cells, 'AvailableFrom');
+  const availableUntil = instantIn(cells, 'AvailableUntil');
+  return { ...(availableFrom !== undefined && { availableFrom }), ...(availableUntil !== undefined && { availableUntil }) };
+}
+
+function instantIn(cells: Record<string, string>, column: 'AvailableFrom' | 'AvailableUntil'): Date | undefined {
+  const text = cells[column]?.trim() ?? '';
+  if (text === '') return undefined;
+  try {
+    return parseIsoInstant(text);
+  } catch (error) {
+    if (!(error instanceof InvalidInstant)) throw error;
+    const symbol = (cells['Symbol'] ?? '').trim().slice(0, 100);
+    throw new InvalidWindowCell(`${column}: ${error.message} (Symbol "${symbol}")`);
   }
 }

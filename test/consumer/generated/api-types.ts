@@ -69,9 +69,11 @@ export interface paths {
         /**
          * The caller's catalog (its index)
          * @description Every entry of the caller's index, as subscribed: symbol, description and file name.
-         *     Entries are returned whether or not storage currently holds the file (see `/list`). The
+         *     Entries are returned whether or not storage currently holds the file (see `/list`). An
+         *     entry with a release window (`AvailableFrom`, `AvailableUntil`) is here only within it:
+         *     it appears and disappears at its boundaries, without any change of the index. The
          *     answer carries a weak `ETag`; send it back in `If-None-Match` to get `304` while the
-         *     index is unchanged.
+         *     index and the released entries are unchanged.
          */
         get: operations["getCatalog"];
         put?: never;
@@ -102,8 +104,12 @@ export interface paths {
          *     A truncated answer carries `nextCursor`: send it back as `cursor` for the next page, and
          *     so on until an answer has no `nextCursor`; every file is then returned exactly once. A
          *     cursor works on any instance and keeps the `modifiedSince` it was made with. If the
-         *     caller's index changed since the listing started, the cursor is refused with `410`
-         *     (`cursor_expired`): list again from the start.
+         *     caller's index changed since the listing started, or a release window opened or closed
+         *     since (see `/catalog`), the cursor is refused with `410` (`cursor_expired`): list again
+         *     from the start.
+         *
+         *     Files outside their release window are not listed; `availableFrom` and `availableUntil`
+         *     show the window of a file that has one.
          */
         get: operations["listFiles"];
         put?: never;
@@ -123,8 +129,9 @@ export interface paths {
         };
         /**
          * How many of the caller's files storage holds
-         * @description The number of entries of the caller's index whose file exists in storage: the total that
-         *     `/list` reports as `truncated` when `limit` cuts it short.
+         * @description The number of entries of the caller's index whose file exists in storage and that are
+         *     within their release window, if they have one: the total that `/list` reports as
+         *     `truncated` when `limit` cuts it short.
          */
         get: operations["countFiles"];
         put?: never;
@@ -176,7 +183,8 @@ export interface paths {
          * Storage properties of one subscribed file
          * @description The size, upload time, entity tag and HTTP and custom metadata that storage keeps for the
          *     file of `symbol`, with the same `ETag` and `Last-Modified` a download would send. `403`
-         *     when the symbol is not in the caller's index; `404` when storage does not hold the file.
+         *     when the symbol is not in the caller's index, or is outside its release window; `404` when
+         *     storage does not hold the file.
          */
         get: operations["getFileInfo"];
         put?: never;
@@ -758,6 +766,20 @@ export interface components {
              * @example equities/PETR4.csv
              */
             FileName: string;
+            /**
+             * Format: date-time
+             * @description The start of the file's release window, where the index has one: the file is in the
+             *     catalog, listed and served from this moment on (UTC).
+             * @example 2026-11-24T21:00:00.000Z
+             */
+            AvailableFrom?: string;
+            /**
+             * Format: date-time
+             * @description The end of the file's release window, where the index has one: from this moment on the
+             *     file is no longer in the catalog, listed or served (UTC).
+             * @example 2026-12-31T00:00:00.000Z
+             */
+            AvailableUntil?: string;
         };
         FileList: {
             files: components["schemas"]["ListedFile"][];
@@ -802,6 +824,18 @@ export interface components {
              * @example 1B2M2Y8AsgTpgAmY7PhCfg==
              */
             md5?: string;
+            /**
+             * Format: date-time
+             * @description The start of the file's release window, where the index has one (as `/catalog`'s `AvailableFrom`).
+             * @example 2026-11-24T21:00:00.000Z
+             */
+            availableFrom?: string;
+            /**
+             * Format: date-time
+             * @description The end of the file's release window, where the index has one (as `/catalog`'s `AvailableUntil`).
+             * @example 2026-12-31T00:00:00.000Z
+             */
+            availableUntil?: string;
         };
         FileCount: {
             /** @description The number of the caller's files available in storage. */
@@ -890,6 +924,18 @@ export interface components {
              * @example "0x8DC2A4F5B1C2D3E"
              */
             etag: string;
+            /**
+             * Format: date-time
+             * @description The start of the file's release window, where the index has one (as `/catalog`'s `AvailableFrom`).
+             * @example 2026-11-24T21:00:00.000Z
+             */
+            availableFrom?: string;
+            /**
+             * Format: date-time
+             * @description The end of the file's release window, where the index has one (as `/catalog`'s `AvailableUntil`).
+             * @example 2026-12-31T00:00:00.000Z
+             */
+            availableUntil?: string;
             httpMetadata: components["schemas"]["HttpMetadata"];
             /** @description User metadata stored with the blob. */
             customMetadata: {

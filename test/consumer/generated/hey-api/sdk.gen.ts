@@ -63,9 +63,11 @@ export const issueS3Credentials = <ThrowOnError extends boolean = false>(options
  * The caller's catalog (its index)
  *
  * Every entry of the caller's index, as subscribed: symbol, description and file name.
- * Entries are returned whether or not storage currently holds the file (see `/list`). The
+ * Entries are returned whether or not storage currently holds the file (see `/list`). An
+ * entry with a release window (`AvailableFrom`, `AvailableUntil`) is here only within it:
+ * it appears and disappears at its boundaries, without any change of the index. The
  * answer carries a weak `ETag`; send it back in `If-None-Match` to get `304` while the
- * index is unchanged.
+ * index and the released entries are unchanged.
  *
  */
 export const getCatalog = <ThrowOnError extends boolean = false>(options?: Options<GetCatalogData, ThrowOnError>) => (options?.client ?? client).get<GetCatalogResponses, GetCatalogErrors, ThrowOnError>({
@@ -88,8 +90,12 @@ export const getCatalog = <ThrowOnError extends boolean = false>(options?: Optio
  * A truncated answer carries `nextCursor`: send it back as `cursor` for the next page, and
  * so on until an answer has no `nextCursor`; every file is then returned exactly once. A
  * cursor works on any instance and keeps the `modifiedSince` it was made with. If the
- * caller's index changed since the listing started, the cursor is refused with `410`
- * (`cursor_expired`): list again from the start.
+ * caller's index changed since the listing started, or a release window opened or closed
+ * since (see `/catalog`), the cursor is refused with `410` (`cursor_expired`): list again
+ * from the start.
+ *
+ * Files outside their release window are not listed; `availableFrom` and `availableUntil`
+ * show the window of a file that has one.
  *
  */
 export const listFiles = <ThrowOnError extends boolean = false>(options?: Options<ListFilesData, ThrowOnError>) => (options?.client ?? client).get<ListFilesResponses, ListFilesErrors, ThrowOnError>({
@@ -101,8 +107,9 @@ export const listFiles = <ThrowOnError extends boolean = false>(options?: Option
 /**
  * How many of the caller's files storage holds
  *
- * The number of entries of the caller's index whose file exists in storage: the total that
- * `/list` reports as `truncated` when `limit` cuts it short.
+ * The number of entries of the caller's index whose file exists in storage and that are
+ * within their release window, if they have one: the total that `/list` reports as
+ * `truncated` when `limit` cuts it short.
  *
  */
 export const countFiles = <ThrowOnError extends boolean = false>(options?: Options<CountFilesData, ThrowOnError>) => (options?.client ?? client).get<CountFilesResponses, CountFilesErrors, ThrowOnError>({
@@ -132,7 +139,8 @@ export const getAccount = <ThrowOnError extends boolean = false>(options?: Optio
  *
  * The size, upload time, entity tag and HTTP and custom metadata that storage keeps for the
  * file of `symbol`, with the same `ETag` and `Last-Modified` a download would send. `403`
- * when the symbol is not in the caller's index; `404` when storage does not hold the file.
+ * when the symbol is not in the caller's index, or is outside its release window; `404` when
+ * storage does not hold the file.
  *
  */
 export const getFileInfo = <ThrowOnError extends boolean = false>(options: Options<GetFileInfoData, ThrowOnError>) => (options.client ?? client).get<GetFileInfoResponses, GetFileInfoErrors, ThrowOnError>({

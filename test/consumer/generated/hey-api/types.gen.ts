@@ -131,6 +131,18 @@ export type CatalogFile = {
      * The file's path in storage, usable as `/{path}`.
      */
     FileName: string;
+    /**
+     * The start of the file's release window, where the index has one: the file is in the
+     * catalog, listed and served from this moment on (UTC).
+     *
+     */
+    AvailableFrom?: string;
+    /**
+     * The end of the file's release window, where the index has one: from this moment on the
+     * file is no longer in the catalog, listed or served (UTC).
+     *
+     */
+    AvailableUntil?: string;
 };
 
 export type FileList = {
@@ -180,6 +192,14 @@ export type ListedFile = {
      * Base64 MD5 of the content, when storage keeps one (Azure does for most uploads).
      */
     md5?: string;
+    /**
+     * The start of the file's release window, where the index has one (as `/catalog`'s `AvailableFrom`).
+     */
+    availableFrom?: string;
+    /**
+     * The end of the file's release window, where the index has one (as `/catalog`'s `AvailableUntil`).
+     */
+    availableUntil?: string;
 };
 
 export type FileCount = {
@@ -287,6 +307,14 @@ export type FileInfo = {
      * The strong entity tag, including its double quotes (as in the `ETag` header).
      */
     etag: string;
+    /**
+     * The start of the file's release window, where the index has one (as `/catalog`'s `AvailableFrom`).
+     */
+    availableFrom?: string;
+    /**
+     * The end of the file's release window, where the index has one (as `/catalog`'s `AvailableUntil`).
+     */
+    availableUntil?: string;
     httpMetadata: HttpMetadata;
     /**
      * User metadata stored with the blob.
