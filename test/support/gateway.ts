@@ -31,6 +31,8 @@ export interface TestClient {
   readonly validFrom?: Date;
   readonly validUntil?: Date;
   readonly monthlyBytes?: number;
+  /** S3 access key ids registered for the client (their secrets derive from `testSigningKey`). */
+  readonly accessKeyIds?: readonly string[];
 }
 
 export interface GatewayOptions extends Partial<Omit<AppAdapters, 'store' | 'registry'>> {
@@ -129,6 +131,7 @@ async function registryOf(clients: readonly TestClient[]): Promise<InMemoryClien
       ...(client.validFrom !== undefined && { validFrom: client.validFrom }),
       ...(client.validUntil !== undefined && { validUntil: client.validUntil }),
       ...(client.monthlyBytes !== undefined && { monthlyBytes: client.monthlyBytes }),
+      ...(client.accessKeyIds !== undefined && { accessKeyIds: client.accessKeyIds }),
     });
   }
   return registry;

@@ -95,7 +95,9 @@ export function classifyS3Failure(failure: unknown): { code: S3ErrorCode; messag
   }
   if (failure instanceof GatewayError) {
     switch (failure.code) {
+      // The caller's own index decides, so the caller may read why (outside a release window says until when).
       case 'not_entitled':
+        return { code: 'AccessDenied', message: `Access Denied: ${failure.message}` };
       case 'catalog_not_found':
         return { code: 'AccessDenied', message: 'Access Denied' };
       case 'file_not_found':
