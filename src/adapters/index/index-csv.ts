@@ -33,6 +33,8 @@ export async function parseIndexCsv(text: string): Promise<ParsedIndexCsv> {
 export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<string>, sink: IndexRowSink): Promise<void> {
   let row = 0;
   let headersSeen = false;
+  // Most indexes have no release windows: their rows skip the window cells altogether.
+  let windowColumns = false;
   let refusal: IndexMalformed | undefined;
   const parser = parse<Record<string, string>, Record<string, string>>({
     headers: (headers) => headers.map((header) => header?.trim()),
@@ -42,6 +44,7 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
   parser
     .on('headers', (headers: string[]) => {
       headersSeen = true;
+      windowColumns = headers.includes('AvailableFrom') || headers.includes('AvailableUntil');
       const missing = requiredColumns.filter((column) => !headers.includes(column));
       if (missing.length > 0) {
         refusal = new IndexMalformed(`The index has no ${missing.join(' or ')} column (columns found: ${headers.join(', ')})`);
@@ -51,9 +54,9 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
     // Rows and rejected rows are numbered in the order the parser emits them, synchronously.
     .on('data', (cells: Record<string, string>) => {
       row += 1;
-      let window: Pick<IndexRecord, 'availableFrom' | 'availableUntil'>;
+      let window: Pick<IndexRecord, 'availableFrom' | 'availableUntil'> | undefined;
       try {
-        window = windowOf(cells);
+        window = windowColumns ? windowOf(cells) : undefined;
       } catch (error) {
         if (!(error instanceof InvalidWindowCell)) throw error;
         sink.rejected({ row, message: error.message });
