@@ -1,24 +1,18 @@
-import { GetObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { connectRedis } from '../../src/adapters/redis/redis-client.js';
 import { RedisQuotaLedger } from '../../src/adapters/redis/redis-quota-ledger.js';
 import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
 import type { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
-import type { Clock } from '../../src/domain/ports.js';
 import { quietLogger, startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
 import { azuriteFixture } from '../support/store-fixtures.js';
+import { s3Failure } from '../support/s3-failure.js';
+import { MovableClock } from '../support/movable-clock.js';
 
-/** The real time, moved by the test: SigV4 and Azurite's SAS checks allow minutes of skew, so the test moves seconds. */
-class MovableClock implements Clock {
-  offsetMs = 0;
-  now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
-}
 
 const ACCESS_KEY = 'DFGKWINDOWSWINDOWSWI';
 
@@ -30,15 +24,6 @@ interface ListBody {
   readonly nextCursor?: string;
 }
 
-async function s3Failure(promise: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof S3ServiceException) return error;
-    throw error;
-  }
-  throw new Error('expected the S3 request to fail');
-}
 
 /**
  * Issue 19's release windows over HTTP and S3 on Azure Blob Storage (Azurite), two instances

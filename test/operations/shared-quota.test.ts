@@ -6,24 +6,18 @@ import { connectRedis } from '../../src/adapters/redis/redis-client.js';
 import { RedisQuotaLedger } from '../../src/adapters/redis/redis-quota-ledger.js';
 import type { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
 import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
-import type { ClientRecord, Clock } from '../../src/domain/ports.js';
+import type { ClientRecord } from '../../src/domain/ports.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { quietLogger, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
 import { azuriteFixture } from '../support/store-fixtures.js';
+import { MovableClock } from '../support/movable-clock.js';
 
 const MiB = 1024 * 1024;
 const SIX_MIB = Buffer.alloc(6 * MiB, 0x5a);
 
-/** The real time, moved by the test (Azurite checks SAS times against its own clock, so the test stays near it). */
-class MovableClock implements Clock {
-  offsetMs = 0;
-  now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
-}
 
 function remainingOf(field: string | string[] | undefined): number | undefined {
   const text = Array.isArray(field) ? field.join(', ') : (field ?? '');

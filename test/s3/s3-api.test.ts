@@ -8,7 +8,6 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
-  S3ServiceException,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
@@ -22,6 +21,7 @@ import { presignedUrl, signedRaw } from '../support/s3-signing.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
 import { expectS3Shape } from '../support/s3-shapes.js';
+import { s3Failure } from '../support/s3-failure.js';
 
 const ACME_KEY = 'DFGKACMEACMEACMEACME';
 const OTHER_KEY = 'DFGKOTHEROTHEROTHERX';
@@ -64,15 +64,6 @@ function s3ClientFor(gateway: TestGateway, credentials: NonNullable<S3ClientConf
   return new S3Client({ endpoint: gateway.baseUrl, region: 'eu-west-1', forcePathStyle: true, credentials, maxAttempts: 1, ...extra });
 }
 
-async function s3Failure(promise: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof S3ServiceException) return error;
-    throw error;
-  }
-  throw new Error('expected the S3 request to fail');
-}
 
 describe('S3-compatible API (S3_API=on) with @aws-sdk/client-s3', function () {
   let gateway: TestGateway;

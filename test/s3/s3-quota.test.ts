@@ -1,4 +1,4 @@
-import { GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
@@ -8,20 +8,12 @@ import type { ClientRecord } from '../../src/domain/ports.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
+import { s3Failure } from '../support/s3-failure.js';
 
 const ACME_KEY = 'DFGKQUOTAQUOTAQUOTAQ';
 const secret = 'acme-secret-0123456789';
 const FILES: Record<string, string> = { 'q/four.csv': 'abcd', 'q/five.csv': 'abcde', 'q/six.csv': 'abcdef' };
 
-async function s3Failure(promise: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof S3ServiceException) return error;
-    throw error;
-  }
-  throw new Error('expected the S3 request to fail');
-}
 
 describe('S3 API (S3_API=on): the monthly byte quota and the subscription term', function () {
   let gateway: TestGateway;
