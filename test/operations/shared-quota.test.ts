@@ -1,19 +1,23 @@
 import { request as httpRequest } from 'node:http';
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import type { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { connectRedis } from '../../src/adapters/redis/redis-client.js';
 import { RedisQuotaLedger } from '../../src/adapters/redis/redis-quota-ledger.js';
+import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
 import type { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
 import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
 import type { ClientRecord } from '../../src/domain/ports.js';
 import { capturedAudit } from '../support/audit-capture.js';
-import { quietLogger, startGateway, type TestGateway } from '../support/gateway.js';
+import { quietLogger, startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
 import { azuriteFixture } from '../support/store-fixtures.js';
 import { MovableClock } from '../support/movable-clock.js';
+import { s3Failure } from '../support/s3-failure.js';
 
 const MiB = 1024 * 1024;
 const SIX_MIB = Buffer.alloc(6 * MiB, 0x5a);
@@ -28,7 +32,8 @@ function remainingOf(field: string | string[] | undefined): number | undefined {
 
 /**
  * Issue 19 over HTTP on Azure Blob Storage (Azurite) with two gateway instances sharing one Redis
- * (as REDIS_URL wires them): the monthly byte quota is counted fleet-wide.
+ * (as REDIS_URL wires them): the monthly byte quota is counted fleet-wide, over the native API and
+ * the S3 API alike.
  */
 describe('the monthly byte quota and subscription terms on two instances sharing Azurite and Redis', function () {
   this.timeout(60_000);
@@ -38,7 +43,25 @@ describe('the monthly byte quota and subscription terms on two instances sharing
     { clientId: 'abort', secret: 'abort-secret-abort-secret', monthlyBytes: 100 * MiB },
     { clientId: 'linker', secret: 'linker-secret-linker-secr', monthlyBytes: 10 * MiB },
     { clientId: 'ending', secret: 'ending-secret-ending-secr', validUntil: new Date(Date.now() + 10 * 60_000) },
+    // The same through the S3 API, each with its access key.
+    { clientId: 's3ten', secret: 's3ten-secret-s3ten-secret', monthlyBytes: 10 * MiB, accessKeyIds: ['DFGKSHAREDQUOTATEN01'] },
+    { clientId: 's3abort', secret: 's3abort-secret-s3abort-se', monthlyBytes: 100 * MiB, accessKeyIds: ['DFGKSHAREDQUOTABORT1'] },
+    { clientId: 's3ending', secret: 's3ending-secret-s3ending', validUntil: new Date(Date.now() + 10 * 60_000), accessKeyIds: ['DFGKSHAREDQUOTAEND01'] },
   ];
+  /** An S3 client of `clientId`'s access key, against one instance. */
+  const s3For = (instance: TestGateway, clientId: string): S3Client => {
+    const accessKeyId = clients.find((client) => client.clientId === clientId)?.accessKeyIds?.[0] ?? '';
+    const s3 = new S3Client({
+      endpoint: instance.baseUrl,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId, secretAccessKey: deriveSecretAccessKey(testSigningKey, accessKeyId) },
+      maxAttempts: 1,
+    });
+    s3Clients.push(s3);
+    return s3;
+  };
+  const s3Clients: S3Client[] = [];
   let fixture: Awaited<ReturnType<typeof azuriteFixture>>;
   const redisClients: Redis[] = [];
   let ledger: RedisQuotaLedger;
@@ -69,7 +92,7 @@ describe('the monthly byte quota and subscription terms on two instances sharing
         audit: audited.audit,
         quotaLedger: ledger,
         storageLinks: (link) => store.directLink(link),
-        env: { DOWNLOAD_LINKS: 'on', DOWNLOAD_LINK_TTL_SECONDS: '3600' },
+        env: { DOWNLOAD_LINKS: 'on', DOWNLOAD_LINK_TTL_SECONDS: '3600', S3_API: 'on' },
       });
     };
     instanceA = await instance();
@@ -77,6 +100,7 @@ describe('the monthly byte quota and subscription terms on two instances sharing
   });
 
   after(async function () {
+    for (const s3 of s3Clients) s3.destroy();
     await instanceA?.close();
     await instanceB?.close();
     for (const redis of redisClients) redis.disconnect();
@@ -168,5 +192,62 @@ describe('the monthly byte quota and subscription terms on two instances sharing
       expect(jsonOf<ErrorBody>(refused).message).to.include('The subscription is not active: it ended at');
     }
     clock.offsetMs = 0;
+  });
+
+  describe('through the S3 API (S3_API=on on both instances)', function () {
+    const getObject = (s3: S3Client, key: string, range?: string) =>
+      s3.send(new GetObjectCommand({ Bucket: 'data', Key: key, ...(range !== undefined && { Range: range }) }));
+
+    it('serves the first 6 MiB object of a 10 MiB quota on A and refuses the second on either instance with AccessDenied naming the quota', async function () {
+      const first = await getObject(s3For(instanceA, 's3ten'), 'data/one.bin');
+      expect((await first.Body?.transformToByteArray())?.length).to.equal(6 * MiB);
+      for (const instance of [instanceB, instanceA]) {
+        const refused = await s3Failure(getObject(s3For(instance, 's3ten'), 'data/two.bin'));
+        expect(refused.name).to.equal('AccessDenied');
+        expect(refused.$metadata.httpStatusCode).to.equal(403);
+        expect(refused.message).to.include('monthly byte quota').and.include(`${4 * MiB} bytes remain`);
+      }
+      const range = await getObject(s3For(instanceB, 's3ten'), 'data/two.bin', `bytes=0-${MiB - 1}`);
+      expect((await range.Body?.transformToByteArray())?.length).to.equal(MiB);
+      expect(await ledger.used('s3ten', quotaPeriodOf(clock.now()).key)).to.equal(7 * MiB);
+    });
+
+    it('gives back what an aborted GetObject did not send, in the shared count', async function () {
+      const downloads = audited.downloads().length;
+      const object = await getObject(s3For(instanceB, 's3abort'), 'data/one.bin');
+      const body = object.Body as Readable;
+      await new Promise<void>((resolve) => body.once('data', () => resolve()));
+      body.destroy();
+      for (let waited = 0; audited.downloads().length === downloads && waited < 1000; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      const record = audited.downloads()[downloads] as unknown as { clientId: string; outcome: string; bytesSent: number; interface: string };
+      expect(record).to.include({ clientId: 's3abort', outcome: 'aborted', interface: 's3' });
+      let used = -1;
+      for (let waited = 0; used !== record.bytesSent && waited < 200; waited += 1) {
+        used = await ledger.used('s3abort', quotaPeriodOf(clock.now()).key);
+        if (used !== record.bytesSent) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(used).to.equal(record.bytesSent);
+      expect(record.bytesSent).to.be.lessThan(6 * MiB);
+    });
+
+    it('refuses a live access key on both instances once the term has ended', async function () {
+      const keys = [s3For(instanceA, 's3ending'), s3For(instanceB, 's3ending')];
+      for (const s3 of keys) expect((await (await getObject(s3, 'data/one.bin', 'bytes=0-0')).Body?.transformToByteArray())?.length).to.equal(1);
+      const newEnd = new Date(clock.now().getTime() + 60_000);
+      for (const instance of [instanceA, instanceB]) {
+        const record = (await instance.registry.find('s3ending')) as ClientRecord;
+        (instance.registry as InMemoryClientRegistry).add({ ...record, validUntil: newEnd });
+      }
+      clock.offsetMs = newEnd.getTime() - Date.now();
+      try {
+        for (const s3 of keys) {
+          const refused = await s3Failure(getObject(s3, 'data/one.bin', 'bytes=0-0'));
+          expect(refused.name).to.equal('AccessDenied');
+          expect(refused.message).to.include('The subscription is not active: it ended at');
+        }
+      } finally {
+        clock.offsetMs = 0;
+      }
+    });
   });
 });
