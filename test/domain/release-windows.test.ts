@@ -151,6 +151,18 @@ describe('release windows (AvailableFrom, AvailableUntil)', function () {
       expect(await cache.catalogAt('indexes/acme.csv')).to.equal(evening);
     });
 
+    it('accounts the released rows in the bounded memory: their own catalog while some row is hidden, next to nothing once all are released', async function () {
+      const memory = new LruBoundedMemory(1 << 20);
+      const bounded = new CatalogCache({ source, memory, clock, refreshAfterMs: 86_400_000 });
+      const hidden = (await bounded.catalogAt('indexes/acme.csv')) as FileCatalog;
+      const releasedBytes = hidden.bytes;
+      const withHidden = memory.stats().bytes;
+      now = ms('2026-12-01T00:00:00Z');
+      const all = (await bounded.catalogAt('indexes/acme.csv')) as FileCatalog;
+      expect(all.count).to.equal(day.length);
+      expect(withHidden - memory.stats().bytes).to.be.within(releasedBytes - 1, releasedBytes + 1);
+    });
+
     it('refuses a file outside its window as not entitled, saying when it is served', async function () {
       const entitlement = new Entitlement(cache);
       const acme: Principal = { clientId: 'acme', indexPath: 'indexes/acme.csv' };
