@@ -4,10 +4,16 @@
  * no fetch), so that the gateway's test suite runs them as they are.
  */
 
-/** A file's release window, where the gateway sends one (absent: the column stays empty). */
+/** A file's release window (ISO 8601 UTC), as far as the index gives one: either end may be open. */
 export interface ReleaseWindow {
   readonly from?: string;
   readonly until?: string;
+}
+
+/** The window fields of a `/list` item or an `/info` answer (openapi.yaml `ListedFile`, `FileInfo`): each only where the index has that bound. */
+export interface WindowFields {
+  readonly availableFrom?: string;
+  readonly availableUntil?: string;
 }
 
 export interface PortalFile {
@@ -20,6 +26,7 @@ export interface PortalFile {
   readonly uploaded: string;
   readonly etag: string;
   readonly md5: string | undefined;
+  /** Absent for a file without a release window (the column stays empty). */
   readonly window: ReleaseWindow | undefined;
   /** Symbol, description and path in lower case: what search looks in. */
   readonly haystack: string;
@@ -39,7 +46,7 @@ export interface ListAnswer {
   readonly nextCursor?: string;
 }
 
-export interface ListedItem {
+export interface ListedItem extends WindowFields {
   readonly symbol: string;
   readonly description: string;
   readonly size: number;
@@ -48,7 +55,6 @@ export interface ListedItem {
   readonly md5?: string;
   /** The storage path, should `/list` ever carry it; otherwise taken from `/catalog`. */
   readonly path?: string;
-  readonly window?: ReleaseWindow;
 }
 
 /** The listed files with their storage paths from the catalog; a listed symbol the catalog does not name is left out. */
@@ -66,11 +72,18 @@ export function joinCatalog(catalog: CatalogAnswer, listed: readonly ListedItem[
       uploaded: item.uploaded,
       etag: item.etag,
       md5: item.md5,
-      window: item.window,
+      window: releaseWindowOf(item),
       haystack: `${item.symbol}\n${item.description}\n${path}`.toLowerCase(),
     });
   }
   return files;
+}
+
+/** The window `/list` or `/info` sends, or `undefined` for a file without one. */
+export function releaseWindowOf(fields: WindowFields): ReleaseWindow | undefined {
+  const { availableFrom: from, availableUntil: until } = fields;
+  if (from === undefined && until === undefined) return undefined;
+  return { ...(from !== undefined && { from }), ...(until !== undefined && { until }) };
 }
 
 export type SortKey = 'name' | 'description' | 'path' | 'size' | 'uploaded' | 'window';
@@ -152,6 +165,8 @@ function sortKeyOf(key: SortKey): (file: PortalFile) => string | number {
     case 'uploaded':
       return (file) => file.uploaded;
     case 'window':
+      // By when the file was (or will be) released; a window open at the start, by when it closes.
+      // Files without a window have the empty key: first going up, last going down.
       return (file) => file.window?.from ?? file.window?.until ?? '';
   }
 }

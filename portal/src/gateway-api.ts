@@ -1,4 +1,4 @@
-import type { CatalogAnswer, ListAnswer, ListedItem } from './catalog.js';
+import type { CatalogAnswer, ListAnswer, ListedItem, WindowFields } from './catalog.js';
 import type { S3Api } from './commands.js';
 
 /**
@@ -82,7 +82,7 @@ export interface DownloadLink {
   readonly etag: string;
 }
 
-export interface FileInfo {
+export interface FileInfo extends WindowFields {
   readonly symbol: string;
   readonly size: number;
   readonly uploaded: string;
@@ -93,6 +93,34 @@ export interface FileInfo {
 
 /** The contract's largest `limit` of `/list`. */
 export const listPageLimit = 10_000;
+
+/**
+ * How many times the portal lists your files from the start when a listing's cursor expires
+ * (`410 cursor_expired`), as the client library's `listAll` does.
+ */
+export const listingAttempts = 3;
+
+/** Where a listing stands, for the progress line. */
+export interface ListingProgress {
+  readonly loaded: number;
+  /** `/list`'s count of the files there are. */
+  readonly count: number;
+  /** 1, then 2 and 3 when the listing started over. */
+  readonly attempt: number;
+}
+
+/** Every listed file with its catalog: what the table shows. */
+export interface Listing {
+  readonly catalog: CatalogAnswer;
+  readonly files: ListedItem[];
+  /** The last page (is it truncated without a cursor?). */
+  readonly last: ListAnswer;
+}
+
+/** `410 cursor_expired`: the index changed, or a release window opened or closed, since the listing's first page. */
+export function isCursorExpired(failure: unknown): boolean {
+  return failure instanceof ApiRefused && failure.status === 410 && failure.code === 'cursor_expired';
+}
 
 /**
  * Calls with the session's token. A call that the gateway answers 401 (the token expired or was
@@ -148,17 +176,34 @@ export class GatewayApi {
     return this.#json('/catalog');
   }
 
-  /** Every listed file, page after page while the gateway sends `nextCursor`; `onPage` reports progress. */
-  async list(onPage: (loaded: number, answer: ListAnswer) => void): Promise<{ files: ListedItem[]; last: ListAnswer }> {
+  /**
+   * Every listed file, page after page while the gateway sends `nextCursor`, then the catalog. A
+   * listing whose cursor expires (the index changed, or a release window opened or closed, since
+   * its first page) starts over, up to `listingAttempts` times in all; then the last `410` is thrown.
+   * The catalog is read after the listing so that it names every file listed, a file released
+   * meanwhile included (a file whose window closed meanwhile is left out by `joinCatalog`, as it should be).
+   */
+  async listing(onProgress: (progress: ListingProgress) => void): Promise<Listing> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const { files, last } = await this.#list((loaded, count) => onProgress({ loaded, count, attempt }));
+        return { catalog: await this.catalog(), files, last };
+      } catch (failure) {
+        if (!isCursorExpired(failure) || attempt >= listingAttempts) throw failure;
+      }
+    }
+  }
+
+  async #list(onPage: (loaded: number, count: number) => void): Promise<{ files: ListedItem[]; last: ListAnswer }> {
     const files: ListedItem[] = [];
     let page = await this.#json<ListAnswer>(`/list?limit=${listPageLimit}`);
     files.push(...page.files);
-    onPage(files.length, page);
+    onPage(files.length, page.count);
     // Bounded by the catalog: each page brings files, or the loop ends.
     while (page.nextCursor !== undefined && page.files.length > 0) {
       page = await this.#json<ListAnswer>(`/list?limit=${listPageLimit}&cursor=${encodeURIComponent(page.nextCursor)}`);
       files.push(...page.files);
-      onPage(files.length, page);
+      onPage(files.length, page.count);
     }
     return { files, last: page };
   }

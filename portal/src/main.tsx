@@ -1,9 +1,9 @@
 import { render, type ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { breadcrumbOf, formatSize, formatTime, joinCatalog, tableRows, type PortalFile, type SortKey, type SortOrder } from './catalog.js';
+import { breadcrumbOf, formatSize, formatTime, formatWindow, joinCatalog, releaseWindowOf, tableRows, type PortalFile, type SortKey, type SortOrder } from './catalog.js';
 import { commandsFor, type S3Api } from './commands.js';
 import { FileTable } from './file-table.js';
-import { ApiRefused, GatewayApi, portalConfig, signIn, SignInFailed, type FileInfo, type Token } from './gateway-api.js';
+import { ApiRefused, GatewayApi, isCursorExpired, listingAttempts, portalConfig, signIn, SignInFailed, type FileInfo, type Token } from './gateway-api.js';
 import './styles.css';
 
 type View = 'files' | 'account';
@@ -169,10 +169,14 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
     let current = true;
     void (async () => {
       try {
-        const [config, catalog] = await Promise.all([portalConfig(), api.catalog()]);
-        const { files: listed, last } = await api.list((loaded, page) => {
-          if (current) setProgress(`Loading your files… ${loaded.toLocaleString('en')} of ${page.count.toLocaleString('en')}`);
-        });
+        const [config, { catalog, files: listed, last }] = await Promise.all([
+          portalConfig(),
+          api.listing(({ loaded, count, attempt }) => {
+            if (!current) return;
+            const again = attempt > 1 ? 'Your files changed while they were loading: loading them again…' : 'Loading your files…';
+            setProgress(`${again} ${loaded.toLocaleString('en')} of ${count.toLocaleString('en')}`);
+          }),
+        ]);
         if (!current) return;
         setS3Api(config.s3Api);
         setFiles(joinCatalog(catalog, listed));
@@ -186,7 +190,9 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
             ? `Your subscription gives no access to files right now: ${failure.message}`
             : failure instanceof ApiRefused && failure.status === 404
               ? 'No catalog has been set up for this client yet.'
-              : `Your files could not be loaded: ${failure instanceof Error ? failure.message : String(failure)}`,
+              : isCursorExpired(failure)
+                ? `Your files kept changing while they were loading (${listingAttempts} tries): reload the page in a moment.`
+                : `Your files could not be loaded: ${failure instanceof Error ? failure.message : String(failure)}`,
         );
       }
     })();
@@ -307,6 +313,7 @@ function DetailsDialog(props: {
   }, [file.symbol]);
   const commands = commandsFor({ origin: window.location.origin, symbol: file.symbol, path: file.path, s3Api: props.s3Api });
   const md5 = info?.httpMetadata['contentMd5'] ?? file.md5;
+  const releaseWindow = info === undefined ? file.window : releaseWindowOf(info);
   const copy = async (label: string, text: string): Promise<void> => {
     try {
       await navigator.clipboard.writeText(text);
@@ -327,6 +334,12 @@ function DetailsDialog(props: {
           <dd>{`${formatSize(info?.size ?? file.size)} (${(info?.size ?? file.size).toLocaleString('en')} bytes)`}</dd>
           <dt>Uploaded</dt>
           <dd>{formatTime(info?.uploaded ?? file.uploaded)}</dd>
+          {releaseWindow !== undefined && (
+            <>
+              <dt>Release window</dt>
+              <dd>{formatWindow(releaseWindow)}</dd>
+            </>
+          )}
           <dt>ETag</dt>
           <dd class="mono">{info?.etag ?? file.etag}</dd>
           <dt>MD5</dt>

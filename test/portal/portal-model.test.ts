@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { breadcrumbOf, formatSize, formatWindow, joinCatalog, tableRows, type ListedItem, type PortalFile, type TableView } from '../../portal/src/catalog.js';
+import { breadcrumbOf, formatSize, formatWindow, joinCatalog, releaseWindowOf, tableRows, type ListedItem, type PortalFile, type TableView } from '../../portal/src/catalog.js';
 import { commandsFor, shellQuote } from '../../portal/src/commands.js';
 
 /*
@@ -23,7 +23,7 @@ function files(): PortalFile[] {
   return joinCatalog(catalog, [
     listed({ symbol: 'CURVE', description: 'Yield curve', size: 300 }),
     listed({ symbol: 'JAN', description: 'January', size: 20, uploaded: '2024-02-01T00:00:00.000Z' }),
-    listed({ symbol: 'TOP', description: 'Top level', size: 5, window: { from: '2024-03-01T00:00:00.000Z' } }),
+    listed({ symbol: 'TOP', description: 'Top level', size: 5, availableFrom: '2024-03-01T00:00:00.000Z' }),
   ]);
 }
 
@@ -38,14 +38,31 @@ describe('the portal\'s file model (portal/src/catalog.ts)', function () {
       expect(joined.map((file) => [file.symbol, file.path])).to.deep.equal([['CURVE', 'rates/curve.csv']]);
     });
 
-    it('prefers a path /list itself sends, and keeps a release window only where one is sent', function () {
-      const [withPath, withoutWindow] = joinCatalog(catalog, [listed({ symbol: 'CURVE', path: 'elsewhere/curve.csv', window: { until: '2025-01-01T00:00:00Z' } }), listed({ symbol: 'TOP' })]);
+    it('prefers a path /list itself sends', function () {
+      const [withPath] = joinCatalog(catalog, [listed({ symbol: 'CURVE', path: 'elsewhere/curve.csv' })]);
 
       expect(withPath?.path).to.equal('elsewhere/curve.csv');
-      expect(withPath?.window).to.deep.equal({ until: '2025-01-01T00:00:00Z' });
-      expect(withoutWindow?.window).to.equal(undefined);
-      expect(formatWindow(withoutWindow?.window)).to.equal('');
-      expect(formatWindow({ from: '2024-03-01T00:00:00.000Z', until: '2024-04-01T12:00:00.000Z' })).to.equal('from 2024-03-01 00:00 UTC until 2024-04-01 12:00 UTC');
+    });
+
+    it('takes a release window from availableFrom and availableUntil, either end alone, and none where /list sends neither', function () {
+      const [both, from, until, none] = joinCatalog(catalog, [
+        listed({ symbol: 'CURVE', availableFrom: '2026-11-24T21:00:00.000Z', availableUntil: '2026-12-31T00:00:00.000Z' }),
+        listed({ symbol: 'JAN', availableFrom: '2026-11-24T21:00:00.000Z' }),
+        listed({ symbol: 'TOP', availableUntil: '2026-12-31T00:00:00.000Z' }),
+        listed({ symbol: 'CURVE' }),
+      ]);
+
+      expect(both?.window).to.deep.equal({ from: '2026-11-24T21:00:00.000Z', until: '2026-12-31T00:00:00.000Z' });
+      expect(from?.window).to.deep.equal({ from: '2026-11-24T21:00:00.000Z' });
+      expect(until?.window).to.deep.equal({ until: '2026-12-31T00:00:00.000Z' });
+      expect(none?.window).to.equal(undefined);
+      expect([both, from, until, none].map((file) => formatWindow(file?.window))).to.deep.equal([
+        'from 2026-11-24 21:00 UTC until 2026-12-31 00:00 UTC',
+        'from 2026-11-24 21:00 UTC',
+        'until 2026-12-31 00:00 UTC',
+        '',
+      ]);
+      expect(releaseWindowOf({ availableUntil: '2026-12-31T00:00:00.000Z' })).to.deep.equal({ until: '2026-12-31T00:00:00.000Z' });
     });
   });
 
@@ -70,7 +87,18 @@ describe('the portal\'s file model (portal/src/catalog.ts)', function () {
       expect(bySize(false)).to.deep.equal(['TOP', 'JAN', 'CURVE']);
       expect(bySize(true)).to.deep.equal(['CURVE', 'JAN', 'TOP']);
       expect(names(tableRows(files(), view({ query: '.csv', sort: { key: 'uploaded', descending: true } })))).to.deep.equal(['JAN', 'CURVE', 'TOP']);
-      expect(names(tableRows(files(), view({ query: '.csv', sort: { key: 'window', descending: true } })))).to.deep.equal(['TOP', 'CURVE', 'JAN']);
+    });
+
+    it('sorts by release window: by when it opens (or, open at the start, closes), files without one first going up and last going down', function () {
+      const windowed = joinCatalog(catalog, [
+        listed({ symbol: 'CURVE', availableUntil: '2024-02-15T00:00:00.000Z' }),
+        listed({ symbol: 'JAN' }),
+        listed({ symbol: 'TOP', availableFrom: '2024-03-01T00:00:00.000Z', availableUntil: '2024-04-01T00:00:00.000Z' }),
+      ]);
+      const byWindow = (descending: boolean) => names(tableRows(windowed, view({ query: '.csv', sort: { key: 'window', descending } })));
+
+      expect(byWindow(false)).to.deep.equal(['JAN', 'CURVE', 'TOP']);
+      expect(byWindow(true)).to.deep.equal(['TOP', 'CURVE', 'JAN']);
     });
   });
 
