@@ -6,13 +6,22 @@ import { formatSize, formatTime, formatWindow, type PortalFile, type SortKey, ty
 /** Every row is this tall (styles.css says the same), so the list needs no measuring. */
 const rowHeight = 44;
 
-const columns: readonly { readonly key: SortKey; readonly label: string; readonly wide: boolean }[] = [
-  { key: 'name', label: 'Symbol', wide: false },
-  { key: 'description', label: 'Description', wide: true },
-  { key: 'path', label: 'Storage path', wide: true },
-  { key: 'size', label: 'Size', wide: false },
-  { key: 'uploaded', label: 'Uploaded', wide: true },
-  { key: 'window', label: 'Release window', wide: true },
+/**
+ * Which widths show a column (styles.css): `always`; `wide`, not at phone widths; `widest`, not
+ * below 1180 px either, so that a window of 720 to 1180 px keeps room for the description. The
+ * details dialog shows every field.
+ */
+type Shown = 'always' | 'wide' | 'widest';
+
+const shownClass: Readonly<Record<Shown, string>> = { always: '', wide: ' wide-only', widest: ' wide-only widest-only' };
+
+const columns: readonly { readonly key: SortKey; readonly label: string; readonly shown: Shown }[] = [
+  { key: 'name', label: 'Symbol', shown: 'always' },
+  { key: 'description', label: 'Description', shown: 'wide' },
+  { key: 'path', label: 'Storage path', shown: 'widest' },
+  { key: 'size', label: 'Size', shown: 'always' },
+  { key: 'uploaded', label: 'Uploaded', shown: 'widest' },
+  { key: 'window', label: 'Release window', shown: 'wide' },
 ];
 
 /**
@@ -66,7 +75,7 @@ export function FileTable(props: FileTableProps) {
             {columns.map((column) => {
               const sorted = props.sort.key === column.key;
               return (
-                <th scope="col" class={`col-${column.key}${column.wide ? ' wide-only' : ''}`} aria-sort={sorted ? (props.sort.descending ? 'descending' : 'ascending') : 'none'}>
+                <th scope="col" class={`col-${column.key}${shownClass[column.shown]}`} aria-sort={sorted ? (props.sort.descending ? 'descending' : 'ascending') : 'none'}>
                   <button type="button" class="sort" onClick={() => props.onSort(column.key)}>
                     {column.label}
                     <span aria-hidden="true" class="sort-mark">{sorted ? (props.sort.descending ? ' ▼' : ' ▲') : ''}</span>
@@ -114,16 +123,17 @@ function Row(props: FileTableProps & { readonly row: TableRow; readonly index: n
             <span class="visually-hidden"> (folder)</span>
           </button>
         </td>
-        <td class="wide-only">{`${row.files} file${row.files === 1 ? '' : 's'}`}</td>
-        <td class="wide-only mono">{row.prefix}</td>
+        <td class="wide-only">{`${row.files.toLocaleString('en')} file${row.files === 1 ? '' : 's'}`}</td>
+        <td class="wide-only widest-only mono">{row.prefix}</td>
         <td class="num">{formatSize(row.size)}</td>
-        <td class="wide-only" />
+        <td class="wide-only widest-only" />
         <td class="wide-only" />
         <td />
       </tr>
     );
   }
   const { file } = row;
+  const windowText = formatWindow(file.window);
   return (
     <tr class="row" aria-rowindex={props.index + 2} data-symbol={file.symbol}>
       <td class="col-name">
@@ -135,12 +145,14 @@ function Row(props: FileTableProps & { readonly row: TableRow; readonly index: n
       <td class="wide-only" title={file.description}>
         {file.description}
       </td>
-      <td class="wide-only mono" title={file.path}>
+      <td class="wide-only widest-only mono" title={file.path}>
         {file.path}
       </td>
       <td class="num">{formatSize(file.size)}</td>
-      <td class="wide-only">{formatTime(file.uploaded)}</td>
-      <td class="wide-only">{formatWindow(file.window)}</td>
+      <td class="wide-only widest-only time">{formatTime(file.uploaded)}</td>
+      <td class="wide-only time col-window" title={windowText === '' ? undefined : windowText}>
+        {windowText}
+      </td>
       <td class="col-actions">
         <button type="button" class="download" onClick={() => props.onDownload(file)}>
           Download<span class="visually-hidden"> {file.symbol}</span>
