@@ -29,6 +29,9 @@ const acme = {
   monthlyBytes: 10 * 1024 * 1024,
 };
 const big = { clientId: 'big', secret: 'big-secret-big-secret-big' };
+// Two pages of /list for the portal (it asks 10,000 files a page), with files released mid-listing.
+const paged = { clientId: 'paged', secret: 'paged-secret-paged-secret' };
+const restless = { clientId: 'restless', secret: 'restless-secret-restless' };
 const throttled = { clientId: 'throttled', secret: 'throttled-secret-throttled' };
 const bigCatalogSize = 100_000;
 const CURVE = randomBytes(256 * 1024);
@@ -41,12 +44,31 @@ class TestClock implements Clock {
   }
 }
 
-/** An index row with the same description in both languages. */
-function row(symbol: string, description: string, fileName: string) {
-  return buildIndexRow({ Symbol: symbol, ShortDescriptionPt: description, ShortDescription: description, FileName: fileName });
+/** An index row with the same description in both languages, and the release window given. */
+function row(symbol: string, description: string, fileName: string, window: { readonly AvailableFrom?: string; readonly AvailableUntil?: string } = {}) {
+  return buildIndexRow({ Symbol: symbol, ShortDescriptionPt: description, ShortDescription: description, FileName: fileName, ...window });
 }
 
-function acmeFiles(store: MemoryBlobStore): void {
+const hourMs = 3600_000;
+const dayMs = 24 * hourMs;
+
+/** The UTC midnight that starts `time`'s day, moved by `days` and `hours`, as an index cell. */
+function dayFrom(time: Date, days: number, hours = 0): string {
+  return new Date(Math.floor(time.getTime() / dayMs) * dayMs + days * dayMs + hours * hourMs).toISOString();
+}
+
+/** acme's release windows, around the day the test runs: two files within theirs, two outside. */
+function acmeWindows(now: Date) {
+  return {
+    calendarFrom: dayFrom(now, -1, 21),
+    holidaysUntil: dayFrom(now, 30),
+    embargoedFrom: dayFrom(now, 1, 21),
+    withdrawnUntil: dayFrom(now, -1),
+  };
+}
+
+function acmeFiles(store: MemoryBlobStore, now: Date): void {
+  const windows = acmeWindows(now);
   store.put(
     'indexes/acme.csv',
     buildIndexCsv([
@@ -54,7 +76,10 @@ function acmeFiles(store: MemoryBlobStore): void {
       row('CURVE_JAN', 'Yield curve, January', 'rates/2024/jan.csv'),
       row('PETR4', 'Petrobras PN, end of day', 'equities/petr4.parquet'),
       row('VALE3', 'Vale ON, end of day', 'equities/vale3.parquet'),
-      row('HOLIDAYS', 'Exchange holidays', 'holidays.csv'),
+      row('HOLIDAYS', 'Exchange holidays', 'holidays.csv', { AvailableUntil: windows.holidaysUntil }),
+      row('CALENDAR_2027', 'Trading calendar, 2027', 'calendar-2027.csv', { AvailableFrom: windows.calendarFrom }),
+      row('EMBARGOED', 'Earnings, released tomorrow', 'embargoed.csv', { AvailableFrom: windows.embargoedFrom }),
+      row('WITHDRAWN', 'Withdrawn yesterday', 'withdrawn.csv', { AvailableUntil: windows.withdrawnUntil }),
       row('NOT_STORED', 'Listed, never uploaded', 'rates/missing.csv'),
     ]),
   );
@@ -63,18 +88,48 @@ function acmeFiles(store: MemoryBlobStore): void {
   store.put('equities/petr4.parquet', randomBytes(3000));
   store.put('equities/vale3.parquet', randomBytes(9000));
   store.put('holidays.csv', 'date\n2024-12-25\n');
+  store.put('calendar-2027.csv', 'date,open\n2027-01-04,true\n');
+  // Stored, but outside their release windows: not shown.
+  store.put('embargoed.csv', 'not yet');
+  store.put('withdrawn.csv', 'no longer');
   // In storage, but in no index of acme's: never shown.
   store.put('rates/secret-unlisted.csv', 'not yours');
 }
 
 function bigFiles(store: MemoryBlobStore): void {
-  const rows = Array.from({ length: bigCatalogSize }, (_, index) => {
-    const symbol = `B${String(index).padStart(6, '0')}`;
-    return row(symbol, `Series ${index}`, `series/${symbol.toLowerCase()}.csv`);
-  });
+  const rows = bigRows(bigCatalogSize);
   store.put('indexes/big.csv', buildIndexCsv(rows));
   const bytes = new TextEncoder().encode('x\n1\n');
   for (const row of rows) store.put(row.FileName, bytes);
+}
+
+function bigRows(count: number) {
+  return Array.from({ length: count }, (_, index) => {
+    const symbol = `B${String(index).padStart(6, '0')}`;
+    return row(symbol, `Series ${index}`, `series/${symbol.toLowerCase()}.csv`);
+  });
+}
+
+/** Minutes after `start`, as an index cell. */
+function minutesAfter(start: Date, minutes: number): string {
+  return new Date(start.getTime() + minutes * 60_000).toISOString();
+}
+
+/**
+ * Indexes of 10,010 of big's stored files (two pages for the portal) and files released 20, 25 and
+ * 30 minutes after `start`: `paged` has one, `restless` three.
+ */
+function pagedFiles(store: MemoryBlobStore, start: Date): void {
+  const rows = bigRows(10_010);
+  store.put('indexes/paged.csv', buildIndexCsv([row('OPENS', 'Released mid-listing', 'opens.csv', { AvailableFrom: minutesAfter(start, 20) }), ...rows]));
+  store.put(
+    'indexes/restless.csv',
+    buildIndexCsv([
+      ...[20, 25, 30].map((minutes, index) => row(`OPENS_${index + 1}`, 'Released mid-listing', 'opens.csv', { AvailableFrom: minutesAfter(start, minutes) })),
+      ...rows,
+    ]),
+  );
+  store.put('opens.csv', 'released\n');
 }
 
 async function storedBytes(store: MemoryBlobStore, path: string): Promise<Buffer> {
@@ -115,6 +170,8 @@ describe('the subscriber portal in a browser (Chromium)', function () {
   let store: MemoryBlobStore;
   const clock = new TestClock();
   const contexts: BrowserContext[] = [];
+  /** When the test's indexes were written: their release windows are set from it. */
+  let started: Date;
 
   before(async function () {
     // Installing Chromium with apt on a fresh machine takes a minute or two.
@@ -125,13 +182,15 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       this.skip();
     }
     store = new MemoryBlobStore();
-    acmeFiles(store);
+    started = new Date();
+    acmeFiles(store, started);
     bigFiles(store);
+    pagedFiles(store, started);
     const [launched] = await Promise.all([launchChromium(chromium.executablePath), buildPortal()]);
     browser = launched;
     gateway = await startGateway({
       store,
-      clients: [acme, big, throttled],
+      clients: [acme, big, throttled, paged, restless],
       clock,
       env: { TOKEN_FAILURE_LIMIT: '2', DOWNLOAD_RATE_LIMIT: '1000' },
     });
@@ -177,7 +236,7 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       const { page, errors } = await open();
       await signIn(page);
 
-      expect(await shownNames(page)).to.deep.equal(['equities/', 'rates/', 'HOLIDAYS']);
+      expect(await shownNames(page)).to.deep.equal(['equities/', 'rates/', 'CALENDAR_2027', 'HOLIDAYS']);
       expect(await page.locator('header .who').innerText()).to.equal('Signed in as acme');
       expect(errors).to.deep.equal([]);
     });
@@ -251,7 +310,7 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       expect(await page.getByRole('navigation', { name: 'Folder' }).innerText()).to.match(/All files\s*\/?\s*rates\s*\/?\s*2024/);
       await page.getByRole('navigation', { name: 'Folder' }).getByRole('button', { name: 'All files' }).click();
 
-      await expectNames(page, ['equities/', 'rates/', 'HOLIDAYS']);
+      await expectNames(page, ['equities/', 'rates/', 'CALENDAR_2027', 'HOLIDAYS']);
     });
 
     it('never shows a file outside the index, nor a listed one that storage does not hold', async function () {
@@ -320,6 +379,111 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       expect(text).to.match(new RegExp(`Used this month\\s+${formatSizeForTest(account.quota.used)}`));
       expect(text).to.match(new RegExp(`Left this month\\s+${formatSizeForTest(account.quota.remaining)}`));
       expect(text).to.include(`${account.quota.resetsAt.slice(0, 16).replace('T', ' ')} UTC`);
+    });
+  });
+
+  describe('release windows', function () {
+    it('shows a file\'s window in its row (from, or until), and no file outside its window', async function () {
+      const windows = acmeWindows(started);
+      const { page } = await open();
+      await signIn(page);
+
+      expect(await windowCell(page, 'CALENDAR_2027')).to.equal(`from ${utcMinutes(windows.calendarFrom)}`);
+      expect(await windowCell(page, 'HOLIDAYS')).to.equal(`until ${utcMinutes(windows.holidaysUntil)}`);
+      await page.getByRole('button', { name: 'rates/' }).click();
+      expect(await windowCell(page, 'CURVE')).to.equal('');
+      for (const hidden of ['embargoed', 'withdrawn']) {
+        await page.getByLabel('Search').fill(hidden);
+        await expectNames(page, []);
+      }
+    });
+
+    it('sorts by the release window column, files without one first, then the other way round', async function () {
+      const { page } = await open();
+      await signIn(page);
+      await page.getByLabel('Search').fill('.csv');
+      await expectNames(page, ['CALENDAR_2027', 'CURVE', 'CURVE_JAN', 'HOLIDAYS']);
+
+      const column = page.getByRole('columnheader', { name: 'Release window' });
+      await column.getByRole('button').click();
+      await expectNames(page, ['CURVE', 'CURVE_JAN', 'CALENDAR_2027', 'HOLIDAYS']);
+      expect(await column.getAttribute('aria-sort')).to.equal('ascending');
+      await column.getByRole('button').click();
+
+      await expectNames(page, ['HOLIDAYS', 'CALENDAR_2027', 'CURVE', 'CURVE_JAN']);
+      expect(await column.getAttribute('aria-sort')).to.equal('descending');
+    });
+
+    it('the details of a file with a window show it (GET /info)', async function () {
+      const { page } = await open({ width: 375 });
+      await signIn(page);
+      await page.getByRole('button', { name: 'HOLIDAYS (details)' }).click();
+      const dialog = page.getByRole('dialog', { name: 'HOLIDAYS' });
+
+      await dialog.getByText('Release window').waitFor();
+      expect(await dialog.innerText()).to.match(new RegExp(`Release window\\s+until ${utcMinutes(acmeWindows(started).holidaysUntil)}`));
+    });
+  });
+
+  describe('when the listing\'s cursor expires mid-load (410 cursor_expired)', function () {
+    /** Lets each `/list` with a cursor reach the gateway only after `before` ran; counts the first pages asked for. */
+    async function onNextPages(page: Page, before: (nextPage: number) => void): Promise<{ firstPages: number }> {
+      const seen = { firstPages: 0 };
+      let nextPages = 0;
+      page.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname === '/list' && !url.searchParams.has('cursor')) seen.firstPages += 1;
+      });
+      await page.route(
+        (url) => url.pathname === '/list' && url.searchParams.has('cursor'),
+        async (route) => {
+          nextPages += 1;
+          before(nextPages);
+          await route.continue();
+        },
+      );
+      return seen;
+    }
+
+    /** Moves the test clock to a second after `minutes` past `started`. */
+    function moveClockPast(minutes: number): void {
+      clock.offsetMs = started.getTime() + minutes * 60_000 + 1000 - Date.now();
+    }
+
+    it('starts the listing over and shows every file, the one released meanwhile included', async function () {
+      this.timeout(60_000);
+      const { page, errors } = await open();
+      // A release window opens between the first page and the second: the second page's cursor is refused.
+      const seen = await onNextPages(page, (nextPage) => {
+        if (nextPage === 1) moveClockPast(20);
+      });
+      await signIn(page, paged);
+      await page.getByRole('button', { name: 'series/' }).waitFor();
+      const listed = await listedByGateway(gateway, paged.clientId);
+
+      expect(listed).to.include('OPENS');
+      expect(await shownNames(page)).to.deep.equal(['series/', 'OPENS']);
+      expect(await page.locator('tr.folder td').nth(1).innerText()).to.equal(`${listed.filter((symbol) => symbol.startsWith('B')).length.toLocaleString('en')} files`);
+      expect(await windowCell(page, 'OPENS')).to.equal(`from ${utcMinutes(minutesAfter(started, 20))}`);
+      expect(seen.firstPages).to.equal(2);
+      // The browser's own line for the refused page: the one error of the run.
+      expect(errors).to.deep.equal(['Failed to load resource: the server responded with a status of 410 (Gone)']);
+    });
+
+    it('gives up after 3 listings, saying the files kept changing', async function () {
+      this.timeout(60_000);
+      const { page } = await open();
+      // Every listing's second page comes after one more window opened: 20, 25, then 30 minutes on.
+      const seen = await onNextPages(page, (nextPage) => moveClockPast(15 + 5 * nextPage));
+      await page.getByLabel('Client id').fill(restless.clientId);
+      await page.getByLabel('Client secret').fill(restless.secret);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+
+      expect(await alert.innerText()).to.equal('Your files kept changing while they were loading (3 tries): reload the page in a moment.');
+      expect(seen.firstPages).to.equal(3);
     });
   });
 
@@ -460,13 +624,15 @@ describe('the subscriber portal in a browser (Chromium)', function () {
     });
   });
 
-  describe('at 375 px and at 1440 px wide', function () {
-    for (const width of [375, 1440]) {
-      it(`at ${width} px, nothing overflows sideways; the screenshots of the subscribers' guide are saved`, async function () {
+  describe('at 375 px, 800 px and 1440 px wide', function () {
+    for (const width of [375, 800, 1440]) {
+      it(`at ${width} px, nothing overflows sideways and no date is cut short; the screenshots of the subscribers' guide are saved`, async function () {
+        // The guide shows a phone and a desktop; 800 px is between the two column breakpoints.
+        const screenshot = width !== 800;
         const images = join(packageRoot(), 'docs', 'images');
         await mkdir(images, { recursive: true });
         const { page } = await open({ width });
-        await page.screenshot({ path: join(images, `portal-sign-in-${width}.png`) });
+        if (screenshot) await page.screenshot({ path: join(images, `portal-sign-in-${width}.png`) });
         await signIn(page);
         await page.getByRole('button', { name: 'equities/' }).waitFor();
 
@@ -474,13 +640,17 @@ describe('the subscriber portal in a browser (Chromium)', function () {
           const root = (globalThis as unknown as PageGlobals).document.documentElement;
           return root.scrollWidth - root.clientWidth;
         });
-        await page.screenshot({ path: join(images, `portal-files-${width}.png`) });
+        const tableOverflow = await page.locator('.table-scroll').evaluate((element) => element.scrollWidth - element.clientWidth);
+        const cutDates = await page.locator('table.files td.time').evaluateAll((cells) => cells.filter((cell) => cell.scrollWidth > cell.clientWidth).map((cell) => cell.textContent));
+        if (screenshot) await page.screenshot({ path: join(images, `portal-files-${width}.png`) });
         await page.getByRole('button', { name: 'rates/' }).click();
         await page.getByRole('button', { name: 'CURVE (details)' }).click();
         await page.getByRole('dialog', { name: 'CURVE' }).getByText('text/csv').waitFor();
-        await page.screenshot({ path: join(images, `portal-details-${width}.png`) });
+        if (screenshot) await page.screenshot({ path: join(images, `portal-details-${width}.png`) });
 
         expect(overflow).to.equal(0);
+        expect(tableOverflow).to.equal(0);
+        expect(cutDates).to.deep.equal([]);
         expect(await page.getByRole('button', { name: 'Download CURVE' }).first().isVisible()).to.equal(true);
       });
     }
@@ -517,6 +687,28 @@ async function tabTo(page: Page, selector: string): Promise<void> {
     await page.keyboard.press('Tab');
   }
   throw new Error(`Tab never reached ${selector}`);
+}
+
+/** The text of a file row's release window cell. */
+function windowCell(page: Page, symbol: string): Promise<string> {
+  return page.locator(`table.files tr[data-symbol="${symbol}"] td.col-window`).innerText();
+}
+
+/** `2026-11-24 21:00 UTC` for an ISO 8601 time. */
+function utcMinutes(iso: string): string {
+  return `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** Every symbol the gateway lists for `clientId` now, following `nextCursor`. */
+async function listedByGateway(gateway: TestGateway, clientId: string): Promise<string[]> {
+  const symbols: string[] = [];
+  let path: string | undefined = '/list?limit=10000';
+  while (path !== undefined) {
+    const page: { files: { symbol: string }[]; nextCursor?: string } = jsonOf(await gateway.get(clientId, path));
+    symbols.push(...page.files.map((file) => file.symbol));
+    path = page.nextCursor === undefined ? undefined : `/list?limit=10000&cursor=${encodeURIComponent(page.nextCursor)}`;
+  }
+  return symbols;
 }
 
 /** The portal's own binary-unit rendering (portal/src/catalog.ts `formatSize`), escaped for a pattern. */
