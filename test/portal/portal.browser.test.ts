@@ -513,8 +513,8 @@ describe('the subscriber portal in a browser (Chromium)', function () {
   describe('with a 100,000-file catalog', function () {
     it('renders only the rows in view (a few dozen in the DOM), scrolls to the last file, and searches it', async function () {
       this.timeout(120_000);
-      // What the gateway lists, page after page while it sends nextCursor (one page of at most
-      // 10,000 until /list has cursors): the portal must show every one of them.
+      // What the gateway lists, page after page while it sends nextCursor (ten pages of 10,000):
+      // the portal must show every one of them.
       const expected: string[] = [];
       let page = jsonOf<{ files: { symbol: string }[]; nextCursor?: string }>(await gateway.get('big', '/list?limit=10000'));
       expected.push(...page.files.map((file) => file.symbol));
