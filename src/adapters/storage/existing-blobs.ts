@@ -84,7 +84,8 @@ function sharedPrefix(paths: ReadonlySet<string>): string {
   return prefix ?? '';
 }
 
-function groupByFolder(paths: readonly string[]): Map<string, Set<string>> {
+/** `paths` by folder (the part before the last `/`, `''` at the top), each path once. */
+export function groupByFolder(paths: readonly string[]): Map<string, Set<string>> {
   const folders = new Map<string, Set<string>>();
   for (const path of paths) {
     const slash = path.lastIndexOf('/');
