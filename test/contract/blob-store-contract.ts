@@ -207,6 +207,68 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
       });
     });
 
+    describe('existing', () => {
+      // 10 wanted files in one folder (listed or read whole by stores that list dense folders), 2 in
+      // another (probed), one at the top; some of each missing.
+      const dense = Array.from({ length: 10 }, (_, i) => `daily/PETR4_2024-01-${String(i + 1).padStart(2, '0')}.csv`);
+
+      beforeEach(async () => {
+        for (const [i, path] of dense.entries()) if (i % 3 !== 0) await fixture.put(path, 'x'.repeat(i));
+        await fixture.put('daily/VALE3_2024-01-01.csv', 'not wanted');
+        await fixture.put('funds/cvm/relatório diário.csv', '12345');
+        await fixture.put('top.csv', '12');
+      });
+
+      it('finds exactly the wanted paths that exist, dense folder, sparse folder and top level alike', async () => {
+        const wanted = [...dense, 'funds/cvm/relatório diário.csv', 'funds/cvm/missing.csv', 'top.csv', 'absent.csv'];
+
+        const found = await store.existing(wanted);
+
+        const expected = [...dense.filter((_, i) => i % 3 !== 0), 'funds/cvm/relatório diário.csv', 'top.csv'].sort();
+        expect([...found.keys()].sort()).to.deep.equal(expected);
+        expect(found.size).to.equal(expected.length);
+        expect([...found].map(([path, summary]) => [path, summary.path])).to.deep.equal([...found.keys()].map((path) => [path, path]));
+      });
+
+      it('gives each file the size, etag and lastModified that getProperties returns', async () => {
+        const wanted = [...dense, 'funds/cvm/relatório diário.csv', 'top.csv'];
+
+        const found = await store.existing(wanted);
+
+        for (const path of wanted) {
+          const properties = await store.getProperties(path);
+          const summary = found.get(path);
+          expect(summary === undefined, path).to.equal(properties === undefined);
+          if (summary === undefined || properties === undefined) continue;
+          expect(summary.size, path).to.equal(properties.size);
+          expect(summary.etag, path).to.equal(properties.etag);
+          expect(summary.lastModified.getTime(), path).to.equal(properties.lastModified.getTime());
+        }
+      });
+
+      it('finds nothing at a folder, under a file, or in a folder that does not exist', async () => {
+        const found = await store.existing(['daily', 'funds/cvm', 'top.csv/x', 'nowhere/a.csv', ...Array.from({ length: 8 }, (_, i) => `nowhere/b${i}.csv`)]);
+
+        expect([...found.keys()]).to.deep.equal([]);
+      });
+
+      it('answers a path asked twice once', async () => {
+        const found = await store.existing(['top.csv', 'top.csv', ...dense, ...dense]);
+
+        expect(found.size).to.equal(1 + dense.filter((_, i) => i % 3 !== 0).length);
+      });
+
+      it('notices a file removed since an earlier answer', async () => {
+        await store.existing(dense);
+        await fixture.remove(dense[1] as string);
+
+        const found = await store.existing(dense);
+
+        expect(found.has(dense[1] as string)).to.equal(false);
+        expect(found.has(dense[2] as string)).to.equal(true);
+      });
+    });
+
     describe('read', () => {
       const bytes = patternedBytes(200 * 1024);
 
@@ -358,6 +420,7 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
         expect(await store.getProperties('leak.txt')).to.equal(undefined);
         expect(await rejectionOf(store.read('leak.txt', { ifMatch: '"x"' }))).to.be.instanceOf(FileNotFound);
         expect(await listAll(store, '')).to.deep.equal([]);
+        expect([...(await store.existing(['leak.txt'])).keys()]).to.deep.equal([]);
       });
 
       it('does not serve a file through a symlink to a folder outside the root', async () => {
@@ -367,6 +430,8 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
         const error = await rejectionOf(store.read('escape/secret.txt', { ifMatch: '"x"' }));
         expect(error).to.be.instanceOf(FileNotFound);
         expect(await listAll(store, 'escape/')).to.deep.equal([]);
+        const wanted = ['escape/secret.txt', ...Array.from({ length: 8 }, (_, i) => `escape/other-${i}.txt`)];
+        expect([...(await store.existing(wanted)).keys()]).to.deep.equal([]);
       });
 
       it('serves a symlink to a file inside the root under the link path', async () => {
@@ -375,6 +440,9 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
 
         expect((await store.getProperties('alias.csv'))?.size).to.equal(3);
         expect(sizesByPath(await listAll(store, ''))).to.deep.equal({ 'data/real.csv': 3, 'alias.csv': 3 });
+        const found = await store.existing(['alias.csv', 'data/real.csv']);
+        expect(found.get('alias.csv')?.size).to.equal(3);
+        expect(found.get('alias.csv')?.etag).to.equal(found.get('data/real.csv')?.etag);
       });
     });
   });
