@@ -359,27 +359,26 @@ class ExistingFiles {
   }
 
   static of(catalog: FileCatalog, found: ReadonlyMap<string, BlobSummary>): ExistingFiles {
+    // One lookup per row: each catalog path is sliced once, and a summary is only read where storage has the file.
     const rows: number[] = [];
-    for (let row = 0; row < catalog.count; row += 1) {
-      if (found.has(catalog.fileNameAt(row))) rows.push(row);
-    }
-    const sizes = new Float64Array(rows.length);
-    const uploaded = new Float64Array(rows.length);
-    const tagOffsets = new Uint32Array(2 * rows.length + 1);
+    const sizes: number[] = [];
+    const uploaded: number[] = [];
+    const tagOffsets: number[] = [];
     const tags: string[] = [];
     let at = 0;
-    rows.forEach((row, i) => {
-      const blob = found.get(catalog.fileNameAt(row)) as BlobSummary;
-      sizes[i] = blob.size;
-      uploaded[i] = blob.lastModified.getTime();
+    for (let row = 0; row < catalog.count; row += 1) {
+      const blob = found.get(catalog.fileNameAt(row));
+      if (blob === undefined) continue;
+      rows.push(row);
+      sizes.push(blob.size);
+      uploaded.push(blob.lastModified.getTime());
       const md5 = blob.contentMd5 ?? '';
-      tagOffsets[2 * i] = at;
-      tagOffsets[2 * i + 1] = at + blob.etag.length;
+      tagOffsets.push(at, at + blob.etag.length);
       at += blob.etag.length + md5.length;
       tags.push(blob.etag, md5);
-    });
-    tagOffsets[2 * rows.length] = at;
-    return new ExistingFiles(Uint32Array.from(rows), sizes, uploaded, tags.join(''), tagOffsets);
+    }
+    tagOffsets.push(at);
+    return new ExistingFiles(Uint32Array.from(rows), Float64Array.from(sizes), Float64Array.from(uploaded), tags.join(''), Uint32Array.from(tagOffsets));
   }
 
   /** The first file at or after catalog row `row`. */

@@ -100,25 +100,30 @@ export class LocalFolderBlobStore implements BlobStore {
         realFolders.push(real);
       }
     });
-    const found = new StatTable(candidates.length);
-    await runConcurrently(candidates.length, statConcurrency, async (i) => {
-      const path = candidates[i] as string;
-      const file = `${realFolders[i] as string}${sep}${path.slice(path.lastIndexOf('/') + 1)}`;
-      let stats: BigIntStats;
-      try {
-        // Not followed: a plain file in a folder resolved inside the root is inside the root.
-        stats = await lstat(file, { bigint: true });
-        if (stats.isSymbolicLink()) {
-          const target = await this.#resolveInsideRoot(path);
-          if (target === undefined) return;
-          stats = await stat(target, { bigint: true });
+    const found = new StatTable();
+    // One async loop per file in flight, not an async call per file: a file costs one promise.
+    let next = 0;
+    const statNext = async (): Promise<void> => {
+      while (next < candidates.length) {
+        const i = next++;
+        const path = candidates[i] as string;
+        let stats: BigIntStats;
+        try {
+          // Not followed: a plain file in a folder resolved inside the root is inside the root.
+          stats = await lstat(`${realFolders[i] as string}${sep}${path.slice(path.lastIndexOf('/') + 1)}`, { bigint: true });
+          if (stats.isSymbolicLink()) {
+            const target = await this.#resolveInsideRoot(path);
+            if (target === undefined) continue;
+            stats = await stat(target, { bigint: true });
+          }
+        } catch (error) {
+          if (isAbsent(error)) continue;
+          throw unavailable(error, path);
         }
-      } catch (error) {
-        if (isAbsent(error)) return;
-        throw unavailable(error, path);
+        if (stats.isFile()) found.add(path, stats);
       }
-      if (stats.isFile()) found.add(path, stats);
-    });
+    };
+    await Promise.all(Array.from({ length: Math.min(statConcurrency, candidates.length) }, statNext));
     return found;
   }
 
@@ -245,29 +250,24 @@ async function runConcurrently(count: number, concurrency: number, task: (index:
 }
 
 /**
- * What `existing` found, as a read-only map from storage path to summary that keeps numbers in
- * typed arrays and builds each summary when asked. A catalog's existence check holds its answer
- * until the domain has read it; as an object, a `Date` and an entity tag string per file, that
- * answer survived into V8's old generation and its collection was a sixth of a 100,000-file check.
+ * What `existing` found, as a read-only map from storage path to summary that keeps a size, a time
+ * and a tag per file and builds the summary when asked. A catalog's existence check holds its
+ * answer until the domain has read it; as an object and a `Date` per file, that answer survived
+ * into V8's old generation and its collection was a sixth of a 100,000-file check. The numbers live
+ * in JavaScript arrays rather than typed arrays: V8 hands their pages back after a collection,
+ * where freed typed arrays (malloc'd) leave holes under the catalog's own that the process keeps.
  */
 class StatTable implements ReadonlyMap<string, BlobSummary> {
   readonly #slots = new Map<string, number>();
-  readonly #sizes: Float64Array;
-  readonly #modifiedMs: Float64Array;
-  readonly #modifiedNs: BigInt64Array;
-
-  constructor(capacity: number) {
-    this.#sizes = new Float64Array(capacity);
-    this.#modifiedMs = new Float64Array(capacity);
-    this.#modifiedNs = new BigInt64Array(capacity);
-  }
+  readonly #sizes: number[] = [];
+  readonly #modifiedMs: number[] = [];
+  readonly #etags: string[] = [];
 
   add(path: string, stats: BigIntStats): void {
-    const slot = this.#slots.size;
-    this.#slots.set(path, slot);
-    this.#sizes[slot] = Number(stats.size);
-    this.#modifiedMs[slot] = Number(stats.mtimeMs);
-    this.#modifiedNs[slot] = stats.mtimeNs;
+    this.#slots.set(path, this.#sizes.length);
+    this.#sizes.push(Number(stats.size));
+    this.#modifiedMs.push(Number(stats.mtimeMs));
+    this.#etags.push(etagOf(stats));
   }
 
   get size(): number {
@@ -304,10 +304,7 @@ class StatTable implements ReadonlyMap<string, BlobSummary> {
   }
 
   #summary(path: string, slot: number): BlobSummary {
-    const size = this.#sizes[slot] as number;
-    // The same tag as etagOf: a size below 2^53 has the same hexadecimal digits as a number as as a bigint.
-    const etag = `"${size.toString(16)}-${(this.#modifiedNs[slot] as bigint).toString(16)}"`;
-    return { path, size, etag, lastModified: new Date(this.#modifiedMs[slot] as number) };
+    return { path, size: this.#sizes[slot] as number, etag: this.#etags[slot] as string, lastModified: new Date(this.#modifiedMs[slot] as number) };
   }
 }
 
