@@ -228,6 +228,14 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
         expect([...found.keys()].sort()).to.deep.equal(expected);
         expect(found.size).to.equal(expected.length);
         expect([...found].map(([path, summary]) => [path, summary.path])).to.deep.equal([...found.keys()].map((path) => [path, path]));
+        expect([...found.values()].map((summary) => summary.path)).to.deep.equal([...found.keys()]);
+        const visited: string[] = [];
+        found.forEach((summary, path, map) => {
+          expect(map).to.equal(found);
+          expect(summary.path).to.equal(path);
+          visited.push(path);
+        });
+        expect(visited).to.deep.equal([...found.keys()]);
       });
 
       it('gives each file the size, etag and lastModified that getProperties returns', async () => {
