@@ -118,6 +118,7 @@ export class LocalFolderBlobStore implements BlobStore {
           }
         } catch (error) {
           if (isAbsent(error)) continue;
+          next = candidates.length; // the answer has failed: the other loops stop after their current file
           throw unavailable(error, path);
         }
         if (stats.isFile()) found.add(path, stats);
@@ -244,7 +245,12 @@ const statConcurrency = 64;
 async function runConcurrently(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < count) await task(next++);
+    try {
+      while (next < count) await task(next++);
+    } catch (error) {
+      next = count; // the whole run has failed: the other workers stop after their current task
+      throw error;
+    }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
 }
