@@ -176,8 +176,16 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
   const sizes = [...options.rows].sort((a, b) => a - b);
   await mkdir(join(root, 'indexes'), { recursive: true });
   await seedFiles(root, Math.min(maxFiles, sizes.at(-1) ?? 0));
-  const clients = sizes.map((size) => ({ id: `rows-${size}`, indexPath: `indexes/rows-${size}.csv` }));
-  for (const size of sizes) await writeFile(join(root, `indexes/rows-${size}.csv`), indexCsv('S', size));
+  // Each size twice: a second client of the same size (its own index, other symbols, the same files)
+  // shows what one more cached catalog costs once the process has grown to serve the first.
+  const clients = sizes.flatMap((size) => [
+    { id: `rows-${size}`, indexPath: `indexes/rows-${size}.csv` },
+    { id: `rows-${size}-again`, indexPath: `indexes/rows-${size}-again.csv` },
+  ]);
+  for (const size of sizes) {
+    await writeFile(join(root, `indexes/rows-${size}.csv`), indexCsv('S', size));
+    await writeFile(join(root, `indexes/rows-${size}-again.csv`), indexCsv('T', size));
+  }
   const clientsFile = join(options.workDir, 'scale-rows-clients.json');
   await registryFile(clientsFile, clients);
   // The inspector only serves the full collections before and after each size (see collectGarbage).
@@ -228,16 +236,8 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
         ratio: `${(countMs / bareMs).toFixed(2)}x`,
         goal: '<= 1.5x',
       });
-      let cursor: string | undefined;
-      let listed = 0;
-      let pages = 0;
       const listStarted = process.hrtime.bigint();
-      do {
-        const page = await getJson<{ count: number; nextCursor?: string }>(gateway.port, `/list?limit=10000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, token);
-        listed += page.body.count;
-        pages += 1;
-        cursor = page.body.nextCursor;
-      } while (cursor !== undefined);
+      const { listed, pages } = await listEveryPage(gateway.port, token);
       const listMs = elapsed(listStarted);
       if (listed !== existing) throw new Error(`/list of ${clientId} gave ${listed} files, expected ${existing}`);
       record(rows, {
@@ -266,11 +266,46 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
           ratio: `${(rssRetained / Math.max(1, accountedAll)).toFixed(2)}x; ${(heapRetained / Math.max(1, accountedAll)).toFixed(2)}x`,
           goal: '<= 200 B per row (RSS)',
         });
+        // One more client of this size: its catalog, existence list and listing, measured the same way.
+        const againId = `rows-${size}-again`;
+        const againToken = await tokenFor(gateway.port, againId);
+        const rssBeforeAgain = await deps.rssOf(gateway.pid);
+        const accountedBeforeAgain = await metric(gateway.port, 'dfg_catalog_cache_bytes');
+        const again = await getJson<{ count: number }>(gateway.port, '/catalog', againToken);
+        if (again.body.count !== size) throw new Error(`/catalog of ${againId}: ${again.body.count} rows`);
+        const againCount = await getJson<{ count: number }>(gateway.port, '/count', againToken);
+        const againListed = (await listEveryPage(gateway.port, againToken)).listed;
+        if (againCount.body.count !== existing || againListed !== existing) throw new Error(`${againId}: /count ${againCount.body.count}, /list ${againListed}, expected ${existing}`);
+        if (await collectGarbage(inspectPort)) {
+          const rssAgain = (await deps.rssOf(gateway.pid)) - rssBeforeAgain;
+          const accountedAgain = (await metric(gateway.port, 'dfg_catalog_cache_bytes')) - accountedBeforeAgain;
+          record(rows, {
+            measure: `a second client of ${size.toLocaleString('en')} rows (its own index, the same files), after /catalog, /count, /list and a full GC: RSS per cached row, what one more such client costs`,
+            gateway: fmt(rssAgain / size, 'B'),
+            anchor: `the cache's accounted bytes per row: ${fmt(accountedAgain / size, 'B')}`,
+            ratio: `${(rssAgain / Math.max(1, accountedAgain)).toFixed(2)}x`,
+            goal: '<= 200 B per row (RSS)',
+          });
+        }
       }
     }
   } finally {
     await gateway.stop();
   }
+}
+
+/** Follows `/list`'s cursors to the end, 10,000 files a page. */
+async function listEveryPage(port: number, token: string): Promise<{ readonly listed: number; readonly pages: number }> {
+  let cursor: string | undefined;
+  let listed = 0;
+  let pages = 0;
+  do {
+    const page = await getJson<{ count: number; nextCursor?: string }>(port, `/list?limit=10000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, token);
+    listed += page.body.count;
+    pages += 1;
+    cursor = page.body.nextCursor;
+  } while (cursor !== undefined);
+  return { listed, pages };
 }
 
 async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
