@@ -1,0 +1,38 @@
+import { expect } from 'chai';
+import { loadOpenApi } from '../../src/adapters/http/openapi-contract.js';
+import { openApiDefinitionPath } from '../../src/app/package-root.js';
+
+describe('loadOpenApi', function () {
+  this.timeout(60_000);
+
+  describe('when the gateway starts', function () {
+    it('compiles the request validators of every operation and no response validator', async function () {
+      const api = await loadOpenApi(openApiDefinitionPath());
+      const operations = api.getOperations().map((operation) => operation.operationId);
+      expect(operations.length).to.be.greaterThan(20);
+      expect(Object.keys(api.validator.requestValidators)).to.have.members(operations as string[]);
+      expect(Object.keys(api.validator.responseValidators)).to.deep.equal([]);
+      expect(Object.keys(api.validator.statusBasedResponseValidators)).to.deep.equal([]);
+      expect(Object.keys(api.validator.responseHeadersValidators)).to.deep.equal([]);
+    });
+
+    it('validates requests strictly, coercing query parameters', async function () {
+      const api = await loadOpenApi(openApiDefinitionPath());
+      const bad = api.validateRequest({ method: 'GET', path: '/list', headers: {}, query: { limit: '0' } });
+      expect(bad.valid).to.equal(false);
+      const good = api.validateRequest({ method: 'GET', path: '/list', headers: {}, query: { limit: '10' } });
+      expect(good.errors ?? []).to.deep.equal([]);
+    });
+  });
+
+  describe('when a response is first checked against the contract (the tests do)', function () {
+    it('compiles that operation\'s response validators then, and they catch a body and a header that do not match', async function () {
+      const api = await loadOpenApi(openApiDefinitionPath());
+      expect(api.validateResponse({ count: 3 }, 'countFiles', 200).errors ?? []).to.deep.equal([]);
+      expect(api.validateResponse({ count: 'three' }, 'countFiles', 200).errors).to.not.deep.equal([]);
+      expect(Object.keys(api.validator.statusBasedResponseValidators)).to.deep.equal(['countFiles']);
+      const headers = api.validateResponseHeaders({ 'retry-after': 'soon' }, 'getCatalog', { statusCode: 503 });
+      expect(headers.errors ?? [], 'a Retry-After that is not a number of seconds').to.not.deep.equal([]);
+    });
+  });
+});
