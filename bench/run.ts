@@ -43,6 +43,8 @@ const { values: options } = parseArgs({
     'scale-cache-mb': { type: 'string', default: '256' },
     /** The fleet gateway's --max-old-space-size; CATALOG_CACHE_MB + 256 (the docs' advice) unless given. */
     'scale-fleet-heap-mb': { type: 'string' },
+    /** Files of the Azure catalog whose first /count is measured beside the raw List Blobs (bench/scale-azure.ts); 0 skips it. */
+    'scale-azure-files': { type: 'string', default: '100000' },
   },
 });
 /** `--only downloads|concurrent|local|small`: one section, for profiling; `--only scale`: the scale bench alone (bench/scale.ts). */
@@ -345,6 +347,7 @@ async function scaleOnly(): Promise<void> {
         fleet: { clients: fleetClients, rows: fleetRows },
         cacheMb: Number(options['scale-cache-mb']),
         ...(options['scale-fleet-heap-mb'] === undefined ? {} : { fleetHeapMb: Number(options['scale-fleet-heap-mb']) }),
+        azureFiles: Number(options['scale-azure-files']),
         workDir,
         write: !options['no-write'],
       },

@@ -7,7 +7,8 @@
  *
  * Sizes: `--scale-rows 1000,10000,100000,1000000`, `--scale-clients 10,1000,10000`,
  * `--scale-fleet 2000x5000`, `--scale-cache-mb 256`, `--scale-fleet-heap-mb` (the fleet gateway's
- * `--max-old-space-size`, CATALOG_CACHE_MB + 256 unless given). Small sizes smoke-test the bench.
+ * `--max-old-space-size`, CATALOG_CACHE_MB + 256 unless given), `--scale-azure-files 100000` (the
+ * Azure catalog of bench/scale-azure.ts, 0 to skip). Small sizes smoke-test the bench.
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, opendir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { hashSecret } from '../src/adapters/clients/secret-hash.js';
 import { runClientsCli } from '../src/app/clients-command.js';
 import { packageRoot } from '../src/app/package-root.js';
 import { freePort } from '../test/support/redis.js';
+import { azureListing } from './scale-azure.js';
 
 export interface ScaleOptions {
   readonly rows: readonly number[];
@@ -25,6 +27,8 @@ export interface ScaleOptions {
   readonly cacheMb: number;
   /** Node's `--max-old-space-size` for the fleet's gateway; docs/operators.md advises CATALOG_CACHE_MB + 256. */
   readonly fleetHeapMb?: number;
+  /** Files of the Azure catalog whose first `/count` is measured beside the raw List Blobs (bench/scale-azure.ts); 0 skips it. */
+  readonly azureFiles: number;
   readonly workDir: string;
   readonly write: boolean;
 }
@@ -368,6 +372,7 @@ async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Ro
 
 async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
   const { clients: count, rows: size } = options.fleet;
+  if (count === 0) return;
   const root = join(options.workDir, 'scale-fleet-data');
   await mkdir(join(root, 'indexes'), { recursive: true });
   const clients = Array.from({ length: count }, (_, i) => ({ id: `fleet-${i}`, indexPath: `indexes/fleet-${i}.csv` }));
@@ -438,6 +443,7 @@ export async function runScaleBench(deps: ScaleDependencies, options: ScaleOptio
   await indexRows(deps, options, rows);
   await registry(deps, options, rows);
   await fleet(deps, options, rows);
+  if (options.azureFiles > 0) for (const row of await azureListing(deps, options.azureFiles, options.workDir)) record(rows, row);
   const table = [
     '| measure | gateway | anchor in the same run | ratio | goal |',
     '| --- | --- | --- | --- | --- |',
@@ -455,7 +461,7 @@ async function writeScaleSection(table: string, options: ScaleOptions, started: 
   const load = await loadAverage();
   const section = [
     '<!-- bench-scale:start -->',
-    `Measured ${new Date().toISOString().slice(0, 16)}Z with \`${(process.env['NODE_OPTIONS'] ?? '').includes('--experimental-websocket') ? 'NODE_OPTIONS=--experimental-websocket ' : ''}npm run bench -- --only scale --scale-rows ${options.rows.join(',')} --scale-clients ${options.clients.join(',')} --scale-fleet ${options.fleet.clients}x${options.fleet.rows} --scale-cache-mb ${options.cacheMb}${options.fleetHeapMb === undefined ? '' : ` --scale-fleet-heap-mb ${options.fleetHeapMb}`}\` (started ${started}; ended ${new Date().toISOString().slice(0, 16)}Z, load average ${load}).`,
+    `Measured ${new Date().toISOString().slice(0, 16)}Z with \`${(process.env['NODE_OPTIONS'] ?? '').includes('--experimental-websocket') ? 'NODE_OPTIONS=--experimental-websocket ' : ''}npm run bench -- --only scale --scale-rows ${options.rows.join(',')} --scale-clients ${options.clients.join(',')} --scale-fleet ${options.fleet.clients}x${options.fleet.rows} --scale-cache-mb ${options.cacheMb}${options.fleetHeapMb === undefined ? '' : ` --scale-fleet-heap-mb ${options.fleetHeapMb}`} --scale-azure-files ${options.azureFiles}\` (started ${started}; ended ${new Date().toISOString().slice(0, 16)}Z, load average ${load}).`,
     '',
     table,
     '<!-- bench-scale:end -->',
