@@ -44,7 +44,7 @@ export interface GatewayConfig {
   /** Tokens issued per client per window. */
   readonly tokenIssueLimit: number;
   readonly tokenIssueWindowSeconds: number;
-  /** Secret verifications (scrypt) running at once, so they never fill Node's shared thread pool. */
+  /** Secret verifications (scrypt) running at once, each on a thread of its own. */
   readonly secretHashConcurrency: number;
   /** How long a download may make no progress (a reader that stopped, storage that stopped sending). */
   readonly downloadIdleTimeoutSeconds: number;
@@ -281,9 +281,10 @@ function applicationInsights(env: Env): string | undefined {
 }
 
 /**
- * scrypt keeps a core busy and a thread of Node's pool (UV_THREADPOOL_SIZE, 4 by default) taken
- * for ~50 ms per verification. Leave a core for the event loop and two pool threads for file-system
- * calls: one verification at a time on 2 cores, two from 3 cores up with the default pool.
+ * scrypt keeps a core busy for ~50 ms per verification, on a thread of its own that keeps scrypt's
+ * 16 MiB once used (ScryptThreads). Leave a core for the event loop: one verification at a time on
+ * 2 cores, two from 3 cores up. The cap of UV_THREADPOOL_SIZE - 2 dates from when scrypt ran on
+ * Node's pool; it is kept so that the default, and the memory it takes, stay as they were.
  */
 function defaultSecretHashConcurrency(env: Env): number {
   const poolSize = Number(env['UV_THREADPOOL_SIZE'] ?? '') || 4;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { SecretHasher } from '../../domain/ports.js';
+import { ScryptThreads, type ScryptOptions } from './scrypt-threads.js';
 
 /**
  * Client secrets are stored as scrypt hashes (RFC 7914) in a self-describing string,
@@ -37,10 +38,13 @@ export function generateSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/** How a key is derived: on Node's thread pool (`crypto.scrypt`) unless given. */
+type DeriveKey = (secret: string, salt: Buffer, keyLength: number, options: ScryptOptions) => Promise<Buffer>;
+
 /** The self-describing scrypt hash of `secret`, with a fresh random salt. */
-export async function hashSecret(secret: string): Promise<string> {
+export async function hashSecret(secret: string, derive: DeriveKey = scryptOnThreadPool): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const key = await deriveKey(secret, salt, KEY_BYTES, COST, BLOCK_SIZE, PARALLELISM);
+  const key = await deriveKey(derive, secret, salt, KEY_BYTES, COST, BLOCK_SIZE, PARALLELISM);
   return [SCHEME, COST, BLOCK_SIZE, PARALLELISM, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
@@ -48,12 +52,12 @@ export async function hashSecret(secret: string): Promise<string> {
  * Whether `secret` matches `hash`. A malformed or unsupported hash is a mismatch, never an error, so
  * one corrupted registry entry locks out that client only.
  */
-export async function verifySecret(secret: string, hash: string): Promise<boolean> {
+export async function verifySecret(secret: string, hash: string, derive: DeriveKey = scryptOnThreadPool): Promise<boolean> {
   const parsed = parseHash(hash);
   if (parsed === undefined) return false;
   let derived: Buffer;
   try {
-    derived = await deriveKey(secret, parsed.salt, parsed.key.length, parsed.cost, parsed.blockSize, parsed.parallelism);
+    derived = await deriveKey(derive, secret, parsed.salt, parsed.key.length, parsed.cost, parsed.blockSize, parsed.parallelism);
   } catch {
     return false;
   }
@@ -95,6 +99,7 @@ function decodeBase64url(text: string): Buffer | undefined {
 }
 
 function deriveKey(
+  derive: DeriveKey,
   secret: string,
   salt: Buffer,
   keyLength: number,
@@ -104,8 +109,12 @@ function deriveKey(
 ): Promise<Buffer> {
   // OpenSSL needs 128 * r * (N + p) bytes and some slack; the default limit (32 MiB) is too tight near the bound.
   const maxmem = 128 * blockSize * (cost + parallelism + 2) + 1024 * 1024;
+  return derive(secret, salt, keyLength, { N: cost, r: blockSize, p: parallelism, maxmem });
+}
+
+function scryptOnThreadPool(secret: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(secret, salt, keyLength, { N: cost, r: blockSize, p: parallelism, maxmem }, (error, key) => {
+    scrypt(secret, salt, keyLength, options, (error, key) => {
       if (error) reject(error);
       else resolve(key);
     });
@@ -114,27 +123,37 @@ function deriveKey(
 
 /**
  * The `SecretHasher` port over the scrypt functions above, with at most `concurrency`
- * verifications running at once. scrypt runs on Node's shared thread pool (4 threads by default),
- * which file-system calls need too: a flood of token requests then waits instead of filling the
- * pool and stalling every other request. (The token endpoint's `VerificationQueue` bounds and
- * shares out that wait between addresses before a verification gets here.)
+ * verifications running at once, each on a thread of its own (`ScryptThreads`: not Node's shared
+ * pool, whose threads would each keep 16 MiB of scrypt's memory, and which file-system calls
+ * need): a flood of token requests then waits instead of taking every core. (The token
+ * endpoint's `VerificationQueue` bounds and shares out that wait between addresses before a
+ * verification gets here.)
  */
 export class ScryptSecretHasher implements SecretHasher {
   #decoy: Promise<string> | undefined;
   readonly #limit: LimitFunction;
+  readonly #threads: ScryptThreads;
+  readonly #derive: DeriveKey;
 
   constructor(options: { readonly concurrency: number }) {
     this.#limit = pLimit(options.concurrency);
+    this.#threads = new ScryptThreads(options.concurrency);
+    this.#derive = (secret, salt, keyLength, scryptOptions) => this.#threads.derive(secret, salt, keyLength, scryptOptions);
   }
 
   verify(secret: string, hash: string): Promise<boolean> {
-    return this.#limit(() => verifySecret(secret, hash));
+    return this.#limit(() => verifySecret(secret, hash, this.#derive));
   }
 
   decoyHash(): Promise<string> {
     // Made once, lazily, from a random secret that is then forgotten: no client can have it.
-    this.#decoy ??= this.#limit(() => hashSecret(generateSecret()));
+    this.#decoy ??= this.#limit(() => hashSecret(generateSecret(), this.#derive));
     return this.#decoy;
+  }
+
+  /** Ends the hashing threads (they would not keep the process alive anyway). */
+  close(): Promise<void> {
+    return this.#threads.close();
   }
 
   fingerprint(hash: string): string {
