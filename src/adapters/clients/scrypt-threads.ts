@@ -93,6 +93,7 @@ export class ScryptThreads {
     if (this.#started >= this.#size) throw new Error(`more than ${this.#size} scrypt derivations at once`);
     this.#started += 1;
     // A small heap: the work is in OpenSSL's memory, the thread's JavaScript only passes messages.
-    return new Worker(threadSource, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1 } });
+    // None of the process's flags either (a loader, --cpu-prof writing over the process's own profile).
+    return new Worker(threadSource, { eval: true, execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1 } });
   }
 }
