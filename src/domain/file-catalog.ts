@@ -51,8 +51,12 @@ let nextSerial = 1;
  * (`ShortDescriptionPt`, or `ShortDescription` where that is empty).
  *
  * Kept compact, because thousands of catalogs of up to a million rows share one memory bound:
- * every field of every row lives in one string, located by a typed array of offsets, and the
- * lookups by symbol and by path are open-addressing hash tables of row numbers. A row costs its
+ * every field of every row lives in one run of characters, located by a typed array of offsets,
+ * and the lookups by symbol and by path are open-addressing hash tables of row numbers. The
+ * characters are Latin-1 bytes outside V8's heap when every one fits (Portuguese does), one
+ * string otherwise: V8 lets its heap grow to about 1.4 times what it holds live before a full
+ * collection, so catalogs in the heap made a 256 MiB cache cost some 100 MiB more RSS than the
+ * same catalogs outside it (BENCHMARKS.md, the fleet). A row costs its
  * characters plus about 30 bytes, where an object per row with two `Map`s cost about 400.
  * `bytes` is what the catalog holds, as the cache bounding memory accounts it.
  */
@@ -65,7 +69,10 @@ export class FileCatalog {
   readonly serial: number;
   /** Memory the catalog holds, in bytes. */
   readonly bytes: number;
+  /** The characters when some do not fit in Latin-1; `''` otherwise. */
   readonly #text: string;
+  /** The characters as Latin-1 bytes when every one fits. */
+  readonly #latin1: Buffer | undefined;
   /** Start of each field of each row in `#text`, plus the end of the last: `3 * count + 1` offsets. */
   readonly #offsets: Uint32Array;
   readonly #bySymbol: Int32Array;
@@ -81,7 +88,10 @@ export class FileCatalog {
     this.count = fields.length / fieldsPerRow;
     this.serial = nextSerial++;
     // join gives one flat sequential string, where `+=` would leave a tree of cons strings.
-    this.#text = fields.join('');
+    const joined = fields.join('');
+    const wide = /[^\u0000-\u00ff]/.test(joined);
+    this.#latin1 = wide ? undefined : Buffer.from(joined, 'latin1');
+    this.#text = wide ? joined : '';
     const offsets = new Uint32Array(fields.length + 1);
     let at = 0;
     for (let i = 0; i < fields.length; i += 1) {
@@ -96,13 +106,11 @@ export class FileCatalog {
     this.#windows = windows;
     this.#bySymbol = this.#table(0);
     this.#byPath = this.#table(2);
-    const charBytes = /[^\u0000-\u00ff]/.test(this.#text) ? 2 : 1;
     this.bytes =
       catalogObjectBytes +
       stringHeaderBytes +
       roundUp8(2 * version.length) +
-      stringHeaderBytes +
-      roundUp8(this.#text.length * charBytes) +
+      (wide ? stringHeaderBytes + roundUp8(2 * joined.length) : typedArrayBytes + roundUp8(joined.length)) +
       3 * typedArrayBytes +
       this.#offsets.byteLength +
       this.#bySymbol.byteLength +
@@ -203,13 +211,18 @@ export class FileCatalog {
 
   #field(row: number, field: number): string {
     const i = row * fieldsPerRow + field;
+    if (this.#latin1 !== undefined) return this.#latin1.toString('latin1', this.#offsets[i], this.#offsets[i + 1]);
     return this.#text.slice(this.#offsets[i], this.#offsets[i + 1]);
   }
 
   #fieldEquals(row: number, field: number, value: string): boolean {
     const i = row * fieldsPerRow + field;
     const start = this.#offsets[i] as number;
-    return (this.#offsets[i + 1] as number) - start === value.length && this.#text.startsWith(value, start);
+    if ((this.#offsets[i + 1] as number) - start !== value.length) return false;
+    const bytes = this.#latin1;
+    if (bytes === undefined) return this.#text.startsWith(value, start);
+    for (let k = 0; k < value.length; k += 1) if (bytes[start + k] !== value.charCodeAt(k)) return false;
+    return true;
   }
 
   /** Row number + 1 per slot (0: empty), linear probing, at most half full; the first row of a value wins. */
