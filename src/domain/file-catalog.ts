@@ -72,7 +72,7 @@ export class FileCatalog {
   /** The characters when some do not fit in Latin-1; `''` otherwise. */
   readonly #text: string;
   /** The characters as Latin-1 bytes when every one fits. */
-  readonly #latin1: Buffer | undefined;
+  readonly #latin1: Uint8Array | undefined;
   /** Start of each field of each row in `#text`, plus the end of the last: `3 * count + 1` offsets. */
   readonly #offsets: Uint32Array;
   readonly #bySymbol: Int32Array;
@@ -89,8 +89,10 @@ export class FileCatalog {
     this.serial = nextSerial++;
     // join gives one flat sequential string, where `+=` would leave a tree of cons strings.
     const joined = fields.join('');
-    const wide = /[^\u0000-\u00ff]/.test(joined);
-    this.#latin1 = wide ? undefined : Buffer.from(joined, 'latin1');
+    // C1 controls (U+0080..U+009F) stay in a string too: where they differ, Latin-1 and the
+    // decoder's windows-1252 (what the WHATWG "latin1" label means) agree on every other byte.
+    const wide = /[^\u0000-\u007f\u00a0-\u00ff]/.test(joined);
+    this.#latin1 = wide ? undefined : latin1BytesOf(joined);
     this.#text = wide ? joined : '';
     const offsets = new Uint32Array(fields.length + 1);
     let at = 0;
@@ -211,7 +213,7 @@ export class FileCatalog {
 
   #field(row: number, field: number): string {
     const i = row * fieldsPerRow + field;
-    if (this.#latin1 !== undefined) return this.#latin1.toString('latin1', this.#offsets[i], this.#offsets[i + 1]);
+    if (this.#latin1 !== undefined) return latin1.decode(this.#latin1.subarray(this.#offsets[i], this.#offsets[i + 1]));
     return this.#text.slice(this.#offsets[i], this.#offsets[i + 1]);
   }
 
@@ -331,6 +333,16 @@ export class FileCatalogBuilder implements IndexRowSink {
 function describe(record: IndexRecord): string {
   const portuguese = record.ShortDescriptionPt.trim();
   return portuguese !== '' ? portuguese : record.ShortDescription.trim();
+}
+
+/** Decodes bytes 0x00-0x7F and 0xA0-0xFF as the code points of the same numbers: all a catalog keeps as bytes. */
+const latin1 = new TextDecoder('latin1');
+
+/** `text`'s code units as bytes; every one is below 0x100. */
+function latin1BytesOf(text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i += 1) bytes[i] = text.charCodeAt(i);
+  return bytes;
 }
 
 /** FNV-1a over UTF-16 code units of `text[start, end)`. */

@@ -73,6 +73,18 @@ describe('FileCatalog.fromIndex', function () {
   });
 });
 
+describe('FileCatalog text', function () {
+  const texts = ['Cotações diárias', 'ÿ þ ß \u00a0 ¤', 'C1 \u0080\u0085\u009f controls', 'euro € and 𝄞'];
+  for (const text of texts) {
+    it(`gives back ${JSON.stringify(text)} exactly, from a catalog with it and from one with only Latin-1 beside it`, function () {
+      const mixed = FileCatalog.fromIndex([record({ Symbol: 'A', ShortDescriptionPt: text }), record({ Symbol: 'B', ShortDescriptionPt: 'plain' })]).catalog;
+      expect(mixed.findBySymbol('A')?.description).to.equal(text);
+      expect(mixed.findBySymbol('B')?.description).to.equal('plain');
+      expect(mixed.findByFileName('data/A.csv')?.symbol).to.equal('A');
+    });
+  }
+});
+
 describe('FileCatalog lookups', function () {
   const { catalog } = FileCatalog.fromIndex([
     record({ Symbol: 'A', FileName: 'shared/file.csv' }),
