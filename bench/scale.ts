@@ -238,7 +238,8 @@ async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: R
         gateway: fmt(countMs, 'ms'),
         anchor: `bare readdir + stat of the same files: ${fmt(bareMs, 'ms')}`,
         ratio: `${(countMs / bareMs).toFixed(2)}x`,
-        goal: '<= 1.5x',
+        // The issue's goal is a catalog of 100,000 files; the other sizes show how the ratio moves.
+        goal: size === 100_000 ? '<= 1.5x' : '- (the goal is at 100,000)',
       });
       const listStarted = process.hrtime.bigint();
       const { listed, pages } = await listEveryPage(gateway.port, token);
@@ -312,6 +313,9 @@ async function listEveryPage(port: number, token: string): Promise<{ readonly li
   return { listed, pages };
 }
 
+/** Rounds of the registry measure: each round's figure is a millisecond or two a request, so 15 make the median steady. */
+const registryRounds = 15;
+
 async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
   const root = join(options.workDir, 'scale-registry-data');
   await mkdir(join(root, 'indexes'), { recursive: true });
@@ -327,13 +331,22 @@ async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Ro
       const gateway = await deps.startGateway({ DATA_DIR: root, CLIENTS_FILE: clientsFile, TOKEN_FAILURE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000' }, `scale-registry-${count}`);
       gateways.push({ count, clientsFile, gateway, tokens: [await tokenFor(gateway.port, 'client-0')], issue: [], verify: [] });
     }
-    const rounds = 7;
+    const rounds = registryRounds;
     const issuesPerRound = 4;
     const verificationsPerRound = 60;
     for (let round = 0; round < rounds; round += 1) {
-      for (const g of gateways) {
+      // Each round starts at another gateway, so that none is always the one measured right after
+      // another's burst (its collection and log writes then overlap the next measure).
+      const turn = gateways.map((_, k) => gateways[(k + round) % gateways.length] as (typeof gateways)[number]);
+      for (const g of turn) {
         const issueStarted = process.hrtime.bigint();
-        for (let i = 0; i < issuesPerRound; i += 1) g.tokens.push(await tokenFor(g.gateway.port, `client-${((round * issuesPerRound + i) * 7919) % g.count}`));
+        // The same workload on every registry: ten active clients, spread over the registry (ids
+        // 0, count/10, 2 count/10, ...), so that only the registry's size differs, not how many
+        // clients are active (each new one has its own limiter keys to make).
+        for (let i = 0; i < issuesPerRound; i += 1) {
+          const active = (round * issuesPerRound + i) % 10;
+          g.tokens.push(await tokenFor(g.gateway.port, `client-${active * Math.floor(g.count / 10)}`));
+        }
         g.issue.push(elapsed(issueStarted) / issuesPerRound);
         const verifyStarted = process.hrtime.bigint();
         for (let i = 0; i < verificationsPerRound; i += 1) {
@@ -360,7 +373,7 @@ async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Ro
   const base = measured[0];
   for (const m of measured) {
     record(rows, {
-      measure: `${m.clients.toLocaleString('en')} registered clients: token issue; request with a token (GET /count); medians of 7 rounds taken in turn`,
+      measure: `${m.clients.toLocaleString('en')} registered clients: token issue; request with a token (GET /count); medians of ${registryRounds} rounds taken in turn`,
       gateway: `${fmt(m.issueMs, 'ms')}; ${fmt(m.verifyMs, 'ms')}`,
       anchor: base === undefined ? '-' : `${base.clients} clients: ${fmt(base.issueMs, 'ms')}; ${fmt(base.verifyMs, 'ms')}`,
       ratio: base === undefined ? '-' : `${(m.issueMs / base.issueMs).toFixed(2)}x; ${(m.verifyMs / base.verifyMs).toFixed(2)}x`,
