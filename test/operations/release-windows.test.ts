@@ -33,16 +33,9 @@ interface ListBody {
 describe('release windows on two instances sharing Azurite and Redis', function () {
   this.timeout(60_000);
   const clock = new MovableClock();
-  // The boundary, a minute ahead in whole seconds: the index is written once, before it.
-  const boundary = new Date(Math.ceil((Date.now() + 60_000) / 1000) * 1000);
   const dayMs = 86_400_000;
-  const index = buildIndexCsv([
-    buildIndexRow({ Symbol: 'OPEN', FileName: 'data/open.csv' }),
-    buildIndexRow({ Symbol: 'SOON', FileName: 'data/soon.csv', AvailableFrom: boundary.toISOString() }),
-    buildIndexRow({ Symbol: 'ENDING', FileName: 'data/ending.csv', AvailableUntil: boundary.toISOString().replace('.000Z', 'Z') }),
-    buildIndexRow({ Symbol: 'LATER', FileName: 'data/later.csv', AvailableFrom: new Date(boundary.getTime() + dayMs).toISOString().slice(0, 10) }),
-    buildIndexRow({ Symbol: 'PAST', FileName: 'data/past.csv', AvailableFrom: '2020-01-01', AvailableUntil: '2021-01-01' }),
-  ]);
+  /** The boundary: a minute after the suite starts (not after the file loads: a whole run may come between), in whole seconds. */
+  let boundary: Date;
   let fixture: Awaited<ReturnType<typeof azuriteFixture>>;
   const redisClients: Redis[] = [];
   let instanceA: TestGateway;
@@ -58,6 +51,15 @@ describe('release windows on two instances sharing Azurite and Redis', function 
   const listOf = async (instance: TestGateway): Promise<ListBody['files']> => jsonOf<ListBody>(await instance.get('acme', '/list')).files;
 
   before(async function () {
+    boundary = new Date(Math.ceil((Date.now() + 60_000) / 1000) * 1000);
+    // Written once, before the boundary, and never again.
+    const index = buildIndexCsv([
+      buildIndexRow({ Symbol: 'OPEN', FileName: 'data/open.csv' }),
+      buildIndexRow({ Symbol: 'SOON', FileName: 'data/soon.csv', AvailableFrom: boundary.toISOString() }),
+      buildIndexRow({ Symbol: 'ENDING', FileName: 'data/ending.csv', AvailableUntil: boundary.toISOString().replace('.000Z', 'Z') }),
+      buildIndexRow({ Symbol: 'LATER', FileName: 'data/later.csv', AvailableFrom: new Date(boundary.getTime() + dayMs).toISOString().slice(0, 10) }),
+      buildIndexRow({ Symbol: 'PAST', FileName: 'data/past.csv', AvailableFrom: '2020-01-01', AvailableUntil: '2021-01-01' }),
+    ]);
     fixture = await azuriteFixture('release-windows');
     await fixture.put('indexes/acme.csv', index);
     for (const name of ['open', 'soon', 'ending', 'later', 'past']) await fixture.put(`data/${name}.csv`, `${name}\n`);

@@ -38,15 +38,18 @@ function remainingOf(field: string | string[] | undefined): number | undefined {
 describe('the monthly byte quota and subscription terms on two instances sharing Azurite and Redis', function () {
   this.timeout(60_000);
   const clock = new MovableClock();
+  // Terms that end 50 minutes after the file loads: later than a whole suite run takes before this
+  // suite starts, and sooner than the links' hour (DOWNLOAD_LINK_TTL_SECONDS), so a link is capped.
+  const termEnd = new Date(Date.now() + 50 * 60_000);
   const clients = [
     { clientId: 'ten', secret: 'ten-secret-ten-secret-ten', monthlyBytes: 10 * MiB },
     { clientId: 'abort', secret: 'abort-secret-abort-secret', monthlyBytes: 100 * MiB },
     { clientId: 'linker', secret: 'linker-secret-linker-secr', monthlyBytes: 10 * MiB },
-    { clientId: 'ending', secret: 'ending-secret-ending-secr', validUntil: new Date(Date.now() + 10 * 60_000) },
+    { clientId: 'ending', secret: 'ending-secret-ending-secr', validUntil: termEnd },
     // The same through the S3 API, each with its access key.
     { clientId: 's3ten', secret: 's3ten-secret-s3ten-secret', monthlyBytes: 10 * MiB, accessKeyIds: ['DFGKSHAREDQUOTATEN01'] },
     { clientId: 's3abort', secret: 's3abort-secret-s3abort-se', monthlyBytes: 100 * MiB, accessKeyIds: ['DFGKSHAREDQUOTABORT1'] },
-    { clientId: 's3ending', secret: 's3ending-secret-s3ending', validUntil: new Date(Date.now() + 10 * 60_000), accessKeyIds: ['DFGKSHAREDQUOTAEND01'] },
+    { clientId: 's3ending', secret: 's3ending-secret-s3ending', validUntil: termEnd, accessKeyIds: ['DFGKSHAREDQUOTAEND01'] },
   ];
   /** An S3 client of `clientId`'s access key, against one instance. */
   const s3For = (instance: TestGateway, clientId: string): S3Client => {
