@@ -13,15 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { ContainerClient } from '@azure/storage-blob';
 import { hashSecret } from '../src/adapters/clients/secret-hash.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, createTestContainer, startAzurite } from '../test/support/azurite.js';
-import type { ScaleDependencies } from './scale.js';
-
-export interface AzureListingRow {
-  readonly measure: string;
-  readonly gateway: string;
-  readonly anchor: string;
-  readonly ratio: string;
-  readonly goal: string;
-}
+import type { ScaleDependencies, ScaleRow } from './scale.js';
 
 /** Folders the files are spread over: a few markets' daily files, 10,000 to a folder at full size. */
 const folders = 10;
@@ -183,7 +175,7 @@ async function timedGet(port: number, path: string, token: string): Promise<{ ms
  * LIST_CACHE_SECONDS=0, so each is a first `/count`: every folder listed again), after a
  * `/catalog` that loaded the index. Each side's storage calls are counted by the proxy.
  */
-export async function azureListing(deps: ScaleDependencies, files: number, workDir: string): Promise<AzureListingRow[]> {
+export async function azureListing(deps: ScaleDependencies, files: number, workDir: string): Promise<ScaleRow[]> {
   const azurite = await startAzurite();
   const counts = new CallCounts();
   const proxy = await countingProxy(Number(new URL(azurite.blobEndpoint).port), counts);

@@ -44,7 +44,8 @@ export interface ScaleDependencies {
   rssOf(pid: number): Promise<number>;
 }
 
-interface Row {
+/** A row of the scale table: a measure beside its anchor. */
+export interface ScaleRow {
   readonly measure: string;
   readonly gateway: string;
   readonly anchor: string;
@@ -60,7 +61,7 @@ const maxFiles = 100_000;
 const filesPerFolder = 1000;
 
 /** Adds a row to the table, and prints it at once (a long run shows its figures as they come). */
-function record(rows: Row[], row: Row): void {
+function record(rows: ScaleRow[], row: ScaleRow): void {
   console.log(`${row.measure}: ${row.gateway} | ${row.anchor} | ${row.ratio} | ${row.goal}`);
   rows.push(row);
 }
@@ -175,7 +176,7 @@ async function seedFiles(root: string, files: number): Promise<void> {
   }
 }
 
-async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
+async function indexRows(deps: ScaleDependencies, options: ScaleOptions, rows: ScaleRow[]): Promise<void> {
   const root = join(options.workDir, 'scale-data');
   const sizes = [...options.rows].sort((a, b) => a - b);
   await mkdir(join(root, 'indexes'), { recursive: true });
@@ -316,7 +317,7 @@ async function listEveryPage(port: number, token: string): Promise<{ readonly li
 /** Rounds of the registry measure: each round's figure is a millisecond or two a request, so 15 make the median steady. */
 const registryRounds = 15;
 
-async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
+async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: ScaleRow[]): Promise<void> {
   const root = join(options.workDir, 'scale-registry-data');
   await mkdir(join(root, 'indexes'), { recursive: true });
   await writeFile(join(root, 'indexes/shared.csv'), indexCsv('R', 10));
@@ -383,7 +384,7 @@ async function registry(deps: ScaleDependencies, options: ScaleOptions, rows: Ro
   }
 }
 
-async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]): Promise<void> {
+async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: ScaleRow[]): Promise<void> {
   const { clients: count, rows: size } = options.fleet;
   if (count === 0) return;
   const root = join(options.workDir, 'scale-fleet-data');
@@ -450,7 +451,7 @@ async function fleet(deps: ScaleDependencies, options: ScaleOptions, rows: Row[]
 
 /** Runs every scale measure and returns the markdown table (also written to BENCHMARKS.md when asked). */
 export async function runScaleBench(deps: ScaleDependencies, options: ScaleOptions): Promise<string> {
-  const rows: Row[] = [];
+  const rows: ScaleRow[] = [];
   const started = `${new Date().toISOString().slice(0, 16)}Z, load average ${await loadAverage()}`;
   console.log(`Started ${started}`);
   await indexRows(deps, options, rows);

@@ -3,14 +3,13 @@ import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { connectRedis } from '../../src/adapters/redis/redis-client.js';
 import { RedisQuotaLedger } from '../../src/adapters/redis/redis-quota-ledger.js';
-import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
 import type { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
-import { quietLogger, startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
+import { quietLogger, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
 import { azuriteFixture } from '../support/store-fixtures.js';
-import { s3Failure } from '../support/s3-failure.js';
+import { s3ClientWithKey, s3Failure } from '../support/s3-sdk.js';
 import { MovableClock } from '../support/movable-clock.js';
 
 
@@ -81,13 +80,7 @@ describe('release windows on two instances sharing Azurite and Redis', function 
     };
     instanceA = await instance(true);
     instanceB = await instance(false);
-    s3 = new S3Client({
-      endpoint: instanceB.baseUrl,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: deriveSecretAccessKey(testSigningKey, ACCESS_KEY) },
-      maxAttempts: 1,
-    });
+    s3 = s3ClientWithKey(instanceB.baseUrl, ACCESS_KEY);
   });
 
   after(async function () {

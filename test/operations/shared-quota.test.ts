@@ -6,18 +6,17 @@ import type { Redis } from 'ioredis';
 import type { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { connectRedis } from '../../src/adapters/redis/redis-client.js';
 import { RedisQuotaLedger } from '../../src/adapters/redis/redis-quota-ledger.js';
-import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
 import type { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
 import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
 import type { ClientRecord } from '../../src/domain/ports.js';
 import { capturedAudit } from '../support/audit-capture.js';
-import { quietLogger, startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
+import { quietLogger, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
 import { azuriteFixture } from '../support/store-fixtures.js';
 import { MovableClock } from '../support/movable-clock.js';
-import { s3Failure } from '../support/s3-failure.js';
+import { s3ClientWithKey, s3Failure } from '../support/s3-sdk.js';
 
 const MiB = 1024 * 1024;
 const SIX_MIB = Buffer.alloc(6 * MiB, 0x5a);
@@ -54,17 +53,25 @@ describe('the monthly byte quota and subscription terms on two instances sharing
   /** An S3 client of `clientId`'s access key, against one instance. */
   const s3For = (instance: TestGateway, clientId: string): S3Client => {
     const accessKeyId = clients.find((client) => client.clientId === clientId)?.accessKeyIds?.[0] ?? '';
-    const s3 = new S3Client({
-      endpoint: instance.baseUrl,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId, secretAccessKey: deriveSecretAccessKey(testSigningKey, accessKeyId) },
-      maxAttempts: 1,
-    });
+    const s3 = s3ClientWithKey(instance.baseUrl, accessKeyId);
     s3Clients.push(s3);
     return s3;
   };
   const s3Clients: S3Client[] = [];
+  /** The audit record of the download after the first `earlier` ones, once it is written (within 10 s). */
+  const abortedDownloadAfter = async (earlier: number): Promise<{ clientId: string; outcome: string; bytesSent: number; interface: string }> => {
+    for (let waited = 0; audited.downloads().length === earlier && waited < 1000; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    return audited.downloads()[earlier] as unknown as { clientId: string; outcome: string; bytesSent: number; interface: string };
+  };
+  /** The client's count in the shared ledger once it has come down to `bytes` (the refund follows the audit record), or as it is after 2 s. */
+  const usedOnceRefunded = async (clientId: string, bytes: number): Promise<number> => {
+    let used = -1;
+    for (let waited = 0; used !== bytes && waited < 200; waited += 1) {
+      used = await ledger.used(clientId, quotaPeriodOf(clock.now()).key);
+      if (used !== bytes) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return used;
+  };
   let fixture: Awaited<ReturnType<typeof azuriteFixture>>;
   const redisClients: Redis[] = [];
   let ledger: RedisQuotaLedger;
@@ -144,16 +151,9 @@ describe('the monthly byte quota and subscription terms on two instances sharing
       req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
       req.end();
     });
-    for (let waited = 0; audited.downloads().length === downloads && waited < 1000; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-    const record = audited.downloads()[downloads] as unknown as { clientId: string; outcome: string; bytesSent: number };
+    const record = await abortedDownloadAfter(downloads);
     expect(record).to.include({ clientId: 'abort', outcome: 'aborted' });
-    // The refund is given once the transfer has ended, just after the audit record.
-    let used = -1;
-    for (let waited = 0; used !== record.bytesSent && waited < 200; waited += 1) {
-      used = await ledger.used('abort', quotaPeriodOf(clock.now()).key);
-      if (used !== record.bytesSent) await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(used).to.equal(record.bytesSent);
+    expect(await usedOnceRefunded('abort', record.bytesSent)).to.equal(record.bytesSent);
     expect(record.bytesSent).to.be.lessThan(6 * MiB);
   });
 
@@ -221,15 +221,9 @@ describe('the monthly byte quota and subscription terms on two instances sharing
       const body = object.Body as Readable;
       await new Promise<void>((resolve) => body.once('data', () => resolve()));
       body.destroy();
-      for (let waited = 0; audited.downloads().length === downloads && waited < 1000; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-      const record = audited.downloads()[downloads] as unknown as { clientId: string; outcome: string; bytesSent: number; interface: string };
+      const record = await abortedDownloadAfter(downloads);
       expect(record).to.include({ clientId: 's3abort', outcome: 'aborted', interface: 's3' });
-      let used = -1;
-      for (let waited = 0; used !== record.bytesSent && waited < 200; waited += 1) {
-        used = await ledger.used('s3abort', quotaPeriodOf(clock.now()).key);
-        if (used !== record.bytesSent) await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect(used).to.equal(record.bytesSent);
+      expect(await usedOnceRefunded('s3abort', record.bytesSent)).to.equal(record.bytesSent);
       expect(record.bytesSent).to.be.lessThan(6 * MiB);
     });
 

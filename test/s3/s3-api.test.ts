@@ -21,7 +21,7 @@ import { presignedUrl, signedRaw } from '../support/s3-signing.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
 import { expectS3Shape } from '../support/s3-shapes.js';
-import { s3Failure } from '../support/s3-failure.js';
+import { s3Failure } from '../support/s3-sdk.js';
 
 const ACME_KEY = 'DFGKACMEACMEACMEACME';
 const OTHER_KEY = 'DFGKOTHEROTHEROTHERX';

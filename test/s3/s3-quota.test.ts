@@ -2,13 +2,12 @@ import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
-import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { ClientRecord } from '../../src/domain/ports.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
-import { startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
-import { s3Failure } from '../support/s3-failure.js';
+import { s3ClientWithKey, s3Failure } from '../support/s3-sdk.js';
 
 const ACME_KEY = 'DFGKQUOTAQUOTAQUOTAQ';
 const secret = 'acme-secret-0123456789';
@@ -28,13 +27,7 @@ describe('S3 API (S3_API=on): the monthly byte quota and the subscription term',
     acme = { clientId: 'acme', secretHash: await hashSecret(secret), indexPath: 'indexes/acme.csv', enabled: true, accessKeyIds: [ACME_KEY], monthlyBytes: 10 };
     registry = new InMemoryClientRegistry([acme]);
     gateway = await startGateway({ store, registry, clients: [{ clientId: 'acme', secret }], env: { S3_API: 'on' } });
-    s3 = new S3Client({
-      endpoint: gateway.baseUrl,
-      region: 'eu-west-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: ACME_KEY, secretAccessKey: deriveSecretAccessKey(testSigningKey, ACME_KEY) },
-      maxAttempts: 1,
-    });
+    s3 = s3ClientWithKey(gateway.baseUrl, ACME_KEY, 'eu-west-1');
   });
 
   afterEach(async function () {

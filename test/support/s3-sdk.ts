@@ -1,0 +1,28 @@
+import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
+import { testSigningKey } from './gateway.js';
+
+/**
+ * An @aws-sdk/client-s3 client of a test gateway, signing with an operator access key (its secret
+ * derived from `testSigningKey`, as the gateway derives it), path-style, without retries.
+ */
+export function s3ClientWithKey(endpoint: string, accessKeyId: string, region = 'us-east-1'): S3Client {
+  return new S3Client({
+    endpoint,
+    region,
+    forcePathStyle: true,
+    credentials: { accessKeyId, secretAccessKey: deriveSecretAccessKey(testSigningKey, accessKeyId) },
+    maxAttempts: 1,
+  });
+}
+
+/** The S3 error an SDK call fails with; fails the test if the call succeeds or fails otherwise. */
+export async function s3Failure(promise: Promise<unknown>): Promise<S3ServiceException> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof S3ServiceException) return error;
+    throw error;
+  }
+  throw new Error('expected the S3 request to fail');
+}
