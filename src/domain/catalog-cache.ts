@@ -1,6 +1,6 @@
 import { GatewayError, StorageUnavailable } from './errors.js';
 import type { CatalogProvider } from './entitlement.js';
-import { FileCatalogBuilder, type CatalogEntry, type CatalogWarning, type FileCatalog, type ReleasedCatalog } from './file-catalog.js';
+import { FileCatalogBuilder, type CatalogEntry, type CatalogWarning, type FileCatalog } from './file-catalog.js';
 import { isReleased } from './subscription.js';
 import type { BoundedMemory, Clock, IndexSource } from './ports.js';
 
@@ -30,6 +30,13 @@ interface CachedOutcome {
 
 /** What a cached outcome costs besides its catalog: the objects around it and the version string. */
 const outcomeBytes = 256;
+/** The rows of a catalog released between two boundaries: `subset` when some are not, nothing when all are. */
+interface KeptRelease {
+  readonly since: number;
+  readonly until: number;
+  readonly subset: FileCatalog | undefined;
+}
+
 /** What a kept released set costs besides its own catalog (none when it is the whole catalog). */
 const releasedBytes = 128;
 
@@ -81,11 +88,13 @@ export class CatalogCache implements CatalogProvider {
     // Read after the catalog is in hand: the load may have awaited storage for a while.
     const now = this.options.clock.now().getTime();
     const key = `released:${catalog.serial}`;
-    const kept = this.options.memory.get(key) as ReleasedCatalog | undefined;
-    if (kept !== undefined && kept.since <= now && now < kept.until) return kept.catalog;
-    const released = catalog.releasedAt(now);
-    this.options.memory.set(key, released, releasedBytes + (released.catalog === catalog ? 0 : released.catalog.bytes));
-    return released.catalog;
+    const kept = this.options.memory.get(key) as KeptRelease | undefined;
+    if (kept !== undefined && kept.since <= now && now < kept.until) return kept.subset ?? catalog;
+    const { catalog: released, since, until } = catalog.releasedAt(now);
+    // Never the whole catalog itself: a kept reference would hold it in memory after the bound evicted it.
+    const subset = released === catalog ? undefined : released;
+    this.options.memory.set(key, { since, until, subset } satisfies KeptRelease, releasedBytes + (subset?.bytes ?? 0));
+    return released;
   }
 
   private async refresh(indexPath: string, cached: CachedOutcome | undefined, now: number): Promise<CachedOutcome> {
