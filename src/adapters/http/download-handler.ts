@@ -12,7 +12,7 @@ import type { DownloadQuota, Refund } from './download-quota.js';
 import { RequestRefused } from './error-responses.js';
 import { parseDownloadRequest } from './grammar/download-request.js';
 import { publicOrigin } from './oauth-discovery.js';
-import { startDownloadAttempt } from './observability.js';
+import { startDownloadAttempt, type DownloadAttempt } from './observability.js';
 import { streamBody, TransferFailed } from './stream-body.js';
 
 /** Makes a direct link to a file: storage's own URL (a SAS) or a gateway-signed one. */
@@ -160,32 +160,81 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
     return;
   }
 
+  await sendDecidedBody(deps, req, res, {
+    prepared,
+    subscriber,
+    attempt,
+    abort,
+    charged: order.charged,
+    writeHeaders: () => {
+      setValidators(res, prepared);
+      // setHeader, not res.set: Express would append a charset to the blob's own content type.
+      res.setHeader('Content-Type', properties.contentType ?? 'application/octet-stream');
+      res.setHeader('Content-Disposition', dispositionOf(prepared));
+    },
+    onLeftBeforeStart: () => logger.debug(where, 'client left before the download started'),
+    onEndedEarly: (reason, error) => {
+      const fields = { ...where, file: prepared.entry.fileName, reason, err: error };
+      if (reason === 'aborted') logger.info(fields, 'download cancelled by the client');
+      else if (reason === 'reader-idle') logger.warn(fields, 'download cut: the client stopped reading');
+      else logger.error(fields, 'download failed mid-stream; connection destroyed');
+    },
+  });
+}
+
+/** How one API answers a decided full or partial download: its own headers, and what it logs. */
+export interface DecidedBody {
+  readonly prepared: PreparedDownload;
+  /** The client whose monthly quota the body is drawn from. */
+  readonly subscriber: Principal;
+  readonly attempt: DownloadAttempt;
+  /** Aborted when the client leaves: stops the storage read. */
+  readonly abort: AbortController;
+  /** Whether the body is drawn from the monthly quota (not for a link's download, charged when the link was made). */
+  readonly charged: boolean;
+  /** The file's own headers (validators, type, disposition, ...); length, range and status follow. */
+  readonly writeHeaders: () => void;
+  /** The client left before the first byte. */
+  readonly onLeftBeforeStart?: () => void;
+  /** The body ended before its last byte, for `reason`. */
+  readonly onEndedEarly: (reason: string, error: unknown) => void;
+}
+
+/**
+ * The tail every download shares, native or S3: the body's bytes reserved from the monthly quota
+ * before the first of them moves (a HEAD costs nothing), storage opened before any header is
+ * written (so a changed or vanished file still gets a clean error), the headers and status, then
+ * the bytes, with what did not reach the connection given back.
+ */
+export async function sendDecidedBody(
+  deps: Pick<DownloadHandlerDependencies, 'files' | 'quota' | 'idleTimeoutMs'>,
+  req: Request,
+  res: Response,
+  body: DecidedBody,
+): Promise<void> {
+  const { prepared, attempt, abort } = body;
+  const { decision, properties } = prepared;
+  if (decision.kind !== 'full' && decision.kind !== 'partial') throw new Error(`A ${decision.kind} decision has no body to send`);
   const length = decision.kind === 'partial' ? decision.range.end - decision.range.start + 1 : properties.size;
-  // The body's bytes are reserved before the first of them moves; a HEAD and a link's download cost nothing.
   let refund: Refund = async () => undefined;
-  if (order.charged && req.method !== 'HEAD') {
-    const given = await deps.quota.charge(res, logger, subscriber, length);
+  if (body.charged && req.method !== 'HEAD') {
+    const given = await deps.quota.charge(res, req.log, body.subscriber, length);
     attempt.quotaBytes = length;
     refund = async (unsent) => {
       attempt.quotaBytes -= unsent;
       await given(unsent);
     };
-  } else await deps.quota.show(res, logger, subscriber);
-  // Open storage before any header is written, so a changed or vanished file still gets a clean error.
+  } else await deps.quota.show(res, req.log, body.subscriber);
   let content;
   try {
     content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
   } catch (error) {
     await refund(length);
     if (!abort.signal.aborted) throw error;
-    logger.debug(where, 'client left before the download started');
+    body.onLeftBeforeStart?.();
     return;
   }
-
-  setValidators(res, prepared);
-  // setHeader, not res.set: Express would append a charset to the blob's own content type.
-  res.setHeader('Content-Type', properties.contentType ?? 'application/octet-stream');
-  res.setHeader('Content-Disposition', dispositionOf(prepared));
+  body.writeHeaders();
   res.setHeader('Content-Length', String(length));
   res.setHeader('Accept-Ranges', 'bytes');
   if (decision.kind === 'partial') {
@@ -208,10 +257,7 @@ export async function handleDownload(deps: DownloadHandlerDependencies, req: Req
     await refund(length - attempt.bytesSent);
     const reason = error instanceof TransferFailed ? error.reason : 'storage-failed';
     attempt.failure = reason;
-    const fields = { ...where, file: prepared.entry.fileName, reason, err: error };
-    if (reason === 'aborted') logger.info(fields, 'download cancelled by the client');
-    else if (reason === 'reader-idle') logger.warn(fields, 'download cut: the client stopped reading');
-    else logger.error(fields, 'download failed mid-stream; connection destroyed');
+    body.onEndedEarly(reason, error);
   }
 }
 

@@ -8,9 +8,8 @@ import type { BlobProperties, Clock, Principal } from '../../domain/ports.js';
 import { parseDownloadRequest } from '../http/grammar/download-request.js';
 import { startDownloadAttempt } from '../http/observability.js';
 import type { DownloadBudget } from '../http/download-budget.js';
-import type { DownloadQuota, Refund } from '../http/download-quota.js';
-import { streamBody, TransferFailed } from '../http/stream-body.js';
-import { attachmentFor } from '../http/download-handler.js';
+import type { DownloadQuota } from '../http/download-quota.js';
+import { attachmentFor, sendDecidedBody } from '../http/download-handler.js';
 import type { S3Credentials } from './s3-credentials.js';
 import { S3Refusal, writeS3Error } from './s3-errors.js';
 import { s3Xml, type XmlElement } from './s3-xml.js';
@@ -384,50 +383,25 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     case 'partial':
       break;
   }
-  const length = decision.kind === 'partial' ? decision.range.end - decision.range.start + 1 : properties.size;
   // As a native download: the body's bytes are reserved from the monthly quota before the first of
   // them moves (HeadObject costs nothing), and what is not sent is given back.
-  let refund: Refund = async () => undefined;
-  if (req.method === 'HEAD') await deps.quota.show(res, req.log, principal);
-  else {
-    const given = await deps.quota.charge(res, req.log, principal, length);
-    attempt.quotaBytes = length;
-    refund = async (unsent) => {
-      attempt.quotaBytes -= unsent;
-      await given(unsent);
-    };
-  }
-  let content;
-  try {
-    content = req.method === 'HEAD' ? undefined : await deps.files.open(prepared, abort.signal);
-  } catch (error) {
-    await refund(length);
-    if (abort.signal.aborted) return;
-    throw error;
-  }
-  setValidators(res, s3View);
-  res.setHeader('Content-Type', properties.contentType ?? 'application/octet-stream');
-  res.setHeader('Content-Disposition', properties.contentDisposition ?? attachmentFor(prepared.entry.fileName));
-  if (properties.contentEncoding !== undefined) res.setHeader('Content-Encoding', properties.contentEncoding);
-  if (properties.contentLanguage !== undefined) res.setHeader('Content-Language', properties.contentLanguage);
-  for (const [header, value] of overrides) res.setHeader(header, value);
-  res.setHeader('Content-Length', String(length));
-  res.setHeader('Accept-Ranges', 'bytes');
-  if (decision.kind === 'partial') res.setHeader('Content-Range', `bytes ${decision.range.start}-${decision.range.end}/${properties.size}`);
-  res.status(decision.kind === 'partial' ? 206 : 200);
-  if (content === undefined) {
-    res.end();
-    return;
-  }
-  attempt.bodyLength = length;
-  try {
-    await streamBody(res, content, length, { idleTimeoutMs: deps.idleTimeoutMs, onBytes: (count) => (attempt.bytesSent += count) });
-  } catch (error) {
-    abort.abort();
-    await refund(length - attempt.bytesSent);
-    attempt.failure = error instanceof TransferFailed ? error.reason : 'storage-failed';
-    req.log.warn({ clientId: principal.clientId, path: key, reason: attempt.failure, err: error }, 'S3 GetObject ended early; connection destroyed');
-  }
+  await sendDecidedBody(deps, req, res, {
+    prepared,
+    subscriber: principal,
+    attempt,
+    abort,
+    charged: true,
+    writeHeaders: () => {
+      setValidators(res, s3View);
+      res.setHeader('Content-Type', properties.contentType ?? 'application/octet-stream');
+      res.setHeader('Content-Disposition', properties.contentDisposition ?? attachmentFor(prepared.entry.fileName));
+      if (properties.contentEncoding !== undefined) res.setHeader('Content-Encoding', properties.contentEncoding);
+      if (properties.contentLanguage !== undefined) res.setHeader('Content-Language', properties.contentLanguage);
+      for (const [header, value] of overrides) res.setHeader(header, value);
+    },
+    onEndedEarly: (reason, error) =>
+      req.log.warn({ clientId: principal.clientId, path: key, reason, err: error }, 'S3 GetObject ended early; connection destroyed'),
+  });
 }
 
 function setValidators(res: Response, file: BlobProperties): void {
