@@ -27,7 +27,7 @@ import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.
 import { freePort } from '../test/support/redis.js';
 import { presignedUrl } from '../test/support/s3-signing.js';
 import { startAnchor, startNginx } from './anchors.js';
-import { runScaleBench } from './scale.js';
+import { benchTable, runScaleBench, type ScaleRow } from './scale.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -57,14 +57,7 @@ const RANGE = 32 * MiB;
 const client = { clientId: 'bench', secret: 'bench-secret-0123456789abcdef' };
 const BENCH_SIGNING_KEY = 'bench-signing-key-0123456789abcdefghij';
 
-interface Row {
-  readonly measure: string;
-  readonly gateway: string;
-  readonly anchor: string;
-  readonly ratio: string;
-  readonly goal: string;
-}
-const rows: Row[] = [];
+const rows: ScaleRow[] = [];
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -576,11 +569,7 @@ async function main(): Promise<void> {
       );
     }
 
-    const table = [
-      '| measure | gateway | anchor in the same run | ratio | goal |',
-      '| --- | --- | --- | --- | --- |',
-      ...rows.map((r) => `| ${r.measure} | ${r.gateway} | ${r.anchor} | ${r.ratio} | ${r.goal} |`),
-    ].join('\n');
+    const table = benchTable(rows);
     console.log(`\n${table}\n`);
     if (!options['no-write'] && options.only === undefined) {
       const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${(totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, Node ${process.version}, ${nginx === undefined ? 'no nginx' : 'nginx 1.22 (Debian)'}`;

@@ -44,6 +44,15 @@ export interface ScaleDependencies {
   rssOf(pid: number): Promise<number>;
 }
 
+/** The Markdown table of BENCHMARKS.md's sections: each measure beside its anchor. */
+export function benchTable(rows: readonly ScaleRow[]): string {
+  return [
+    '| measure | gateway | anchor in the same run | ratio | goal |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${r.measure} | ${r.gateway} | ${r.anchor} | ${r.ratio} | ${r.goal} |`),
+  ].join('\n');
+}
+
 /** A row of the scale table: a measure beside its anchor. */
 export interface ScaleRow {
   readonly measure: string;
@@ -458,11 +467,7 @@ export async function runScaleBench(deps: ScaleDependencies, options: ScaleOptio
   await registry(deps, options, rows);
   await fleet(deps, options, rows);
   if (options.azureFiles > 0) for (const row of await azureListing(deps, options.azureFiles, options.workDir)) record(rows, row);
-  const table = [
-    '| measure | gateway | anchor in the same run | ratio | goal |',
-    '| --- | --- | --- | --- | --- |',
-    ...rows.map((r) => `| ${r.measure} | ${r.gateway} | ${r.anchor} | ${r.ratio} | ${r.goal} |`),
-  ].join('\n');
+  const table = benchTable(rows);
   console.log(`\n${table}\n`);
   if (options.write) await writeScaleSection(table, options, started);
   return table;
