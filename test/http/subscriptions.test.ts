@@ -1,11 +1,10 @@
-import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import type { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
 import type { BlobContent, BlobReadOptions, ClientRecord, Clock, QuotaLedger } from '../../src/domain/ports.js';
 import { capturedAudit } from '../support/audit-capture.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { abortAfterFirstBytes, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody, type OAuthErrorBody } from '../support/json.js';
 
@@ -210,16 +209,7 @@ describe('subscription terms and the monthly byte quota over HTTP', function () 
 
     it('gives back the bytes an aborted download did not send', async function () {
       const token = await gateway.tokenFor('stall');
-      await new Promise<void>((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port: gateway.port, path: '/download/STALL', headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
-          res.once('data', () => {
-            req.destroy();
-            resolve();
-          });
-        });
-        req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
-        req.end();
-      });
+      await abortAfterFirstBytes(gateway.port, '/download/STALL', token);
       await eventually(() => audited.downloads().length === 1);
       const [record] = audited.downloads();
       expect(record).to.include({ clientId: 'stall', outcome: 'aborted' });

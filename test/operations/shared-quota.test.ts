@@ -1,4 +1,3 @@
-import { request as httpRequest } from 'node:http';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
@@ -10,7 +9,7 @@ import type { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store
 import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
 import type { ClientRecord } from '../../src/domain/ports.js';
 import { capturedAudit } from '../support/audit-capture.js';
-import { quietLogger, startGateway, type TestGateway } from '../support/gateway.js';
+import { abortAfterFirstBytes, quietLogger, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
@@ -141,16 +140,7 @@ describe('the monthly byte quota and subscription terms on two instances sharing
   it('gives back what an aborted download did not send, in the shared count', async function () {
     const token = await instanceB.tokenFor('abort');
     const downloads = audited.downloads().length;
-    await new Promise<void>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port: instanceB.port, path: '/download/ONE', headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
-      req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
-      req.end();
-    });
+    await abortAfterFirstBytes(instanceB.port, '/download/ONE', token);
     const record = await abortedDownloadAfter(downloads);
     expect(record).to.include({ clientId: 'abort', outcome: 'aborted' });
     expect(await usedOnceRefunded('abort', record.bytesSent)).to.equal(record.bytesSent);
