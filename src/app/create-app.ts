@@ -23,7 +23,7 @@ import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../domain/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
-import { FileAccess } from '../domain/file-access.js';
+import { FileAccess } from '../application/file-access.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
 import type { BlobStore, ClientRegistry, Clock, QuotaLedger, SecretHasher } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';

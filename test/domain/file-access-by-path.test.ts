@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { LruBoundedMemory } from '../../src/adapters/index/lru-bounded-memory.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { Entitlement, type CatalogProvider } from '../../src/domain/entitlement.js';
-import { compareUtf8, FileAccess } from '../../src/domain/file-access.js';
+import { compareUtf8, FileAccess } from '../../src/application/file-access.js';
 import { FileCatalog } from '../../src/domain/file-catalog.js';
 import type { Principal } from '../../src/domain/ports.js';
 

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import type { Request, Response } from 'express';
-import type { DownloadTarget } from '../../domain/file-access.js';
+import type { DownloadTarget } from '../../application/file-access.js';
 import type { CatalogEntry, FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
 import { termStatus } from '../../domain/subscription.js';

@@ -3,7 +3,7 @@ import contentDisposition from 'content-disposition';
 import type { Request, Response } from 'express';
 import type { DownloadRequest } from '../../domain/download-policy.js';
 import { FileNotFound } from '../../domain/errors.js';
-import type { DownloadTarget, FileAccess, PreparedDownload } from '../../domain/file-access.js';
+import type { DownloadTarget, FileAccess, PreparedDownload } from '../../application/file-access.js';
 import type { CatalogEntry } from '../../domain/file-catalog.js';
 import type { Clock, Principal } from '../../domain/ports.js';
 import { capToTerm, capToWindow } from '../../domain/subscription.js';

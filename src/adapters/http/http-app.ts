@@ -5,7 +5,7 @@ import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { ClientAuthentication } from '../../domain/client-authentication.js';
 import { InvalidToken } from '../../domain/errors.js';
-import type { FileAccess } from '../../domain/file-access.js';
+import type { FileAccess } from '../../application/file-access.js';
 import type { ClientRegistry, Clock, Principal } from '../../domain/ports.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ListPosition } from '../../domain/file-access.js';
+import type { ListPosition } from '../../application/file-access.js';
 import { RequestRefused } from './error-responses.js';
 
 /** Where a `/list` cursor continues, and the filter it was made under. */

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import contentDisposition from 'content-disposition';
 import type { NextFunction, Request, Response } from 'express';
 import { decideDownload } from '../../domain/download-policy.js';
-import type { ExistingFile, FileAccess, PreparedDownload } from '../../domain/file-access.js';
+import type { ExistingFile, FileAccess, PreparedDownload } from '../../application/file-access.js';
 import { FileNotFound } from '../../domain/errors.js';
 import type { BlobProperties, Clock, Principal } from '../../domain/ports.js';
 import { parseDownloadRequest } from '../http/grammar/download-request.js';

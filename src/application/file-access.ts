@@ -1,8 +1,8 @@
-import { decideDownload, type DownloadDecision, type DownloadRequest } from './download-policy.js';
-import type { Entitlement } from './entitlement.js';
-import { CursorExpired, FileNotFound } from './errors.js';
-import type { CatalogEntry, FileCatalog } from './file-catalog.js';
-import type { BlobContent, BlobProperties, BlobStore, BlobSummary, BoundedMemory, Clock, Principal } from './ports.js';
+import { decideDownload, type DownloadDecision, type DownloadRequest } from '../domain/download-policy.js';
+import type { Entitlement } from '../domain/entitlement.js';
+import { CursorExpired, FileNotFound } from '../domain/errors.js';
+import type { CatalogEntry, FileCatalog } from '../domain/file-catalog.js';
+import type { BlobContent, BlobProperties, BlobStore, BlobSummary, BoundedMemory, Clock, Principal } from '../domain/ports.js';
 
 /** A catalog file that storage has. */
 export interface ExistingFile {
