@@ -1,29 +1,32 @@
 import { readFile } from 'node:fs/promises';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-import { noAudit, type AuditTrail } from '../adapters/audit/audit-trail.js';
+import { auditEvents, noAudit, type AuditTrail } from '../adapters/audit/audit-trail.js';
 import { ScryptSecretHasher } from '../adapters/clients/secret-hash.js';
-import type { DirectLinkIssuer, DirectLinkRequest } from '../adapters/http/download-handler.js';
-import { createHttpApp } from '../adapters/http/http-app.js';
+import type { DirectLinks } from '../adapters/http/download-handler.js';
+import { createHttpApp, type HttpAppDependencies } from '../adapters/http/http-app.js';
 import { builtPortalFiles, portalLinkTtlMs, type PortalSettings } from '../adapters/http/portal.js';
 import { SignedLinks } from '../adapters/http/signed-links.js';
 import { ListCursors } from '../adapters/http/list-cursors.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryCountedVersions, type CountedVersionsFactory } from '../adapters/http/counted-versions.js';
-import { DownloadQuota } from '../adapters/http/download-quota.js';
-import { memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
+import { createDownloadLimit, memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
 import { VerificationQueue, verificationQueueBounds } from '../adapters/http/verification-queue.js';
 import { MemoryQuotaLedger } from '../adapters/quota/memory-quota-ledger.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-store.js';
 import { LruBoundedMemory } from '../adapters/index/lru-bounded-memory.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
+import { createS3Api } from '../adapters/s3/s3-api.js';
 import { S3Credentials } from '../adapters/s3/s3-credentials.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../domain/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
+import { Downloads, type DirectLinkRequest, type LinkMakers } from '../application/downloads.js';
+import { EventBus } from '../application/events.js';
 import { FileAccess } from '../application/file-access.js';
+import { Metering } from '../application/metering.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
 import type { BlobStore, ClientRegistry, Clock, QuotaLedger, SecretHasher } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
@@ -65,11 +68,22 @@ export interface AppAdapters {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** The wired gateway: the Express app, and what the drain waits for before the audit is closed. */
+export interface Gateway {
+  readonly app: Express;
+  /** Resolves once every download answered so far has settled (its refund done, its audit record written). */
+  readonly settled: () => Promise<void>;
+}
+
 /**
  * Wires the gateway by hand: domain services over the given adapters, behind the Express app.
  * Returns the app without listening, so tests can start it on port 0.
  */
 export async function createApp(config: GatewayConfig, adapters: AppAdapters): Promise<Express> {
+  return (await createGateway(config, adapters)).app;
+}
+
+export async function createGateway(config: GatewayConfig, adapters: AppAdapters): Promise<Gateway> {
   const { registry, logger } = adapters;
   const clock = adapters.clock ?? systemClock;
   const metrics = adapters.metrics ?? new GatewayMetrics();
@@ -112,21 +126,26 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     onWaiting: (waiting) => metrics.secretVerificationsWaiting(waiting),
     onRefused: (reason) => metrics.secretVerificationRefused(reason),
   });
-  const portal = portalSettings(config, links, signedLinks, clock);
+  const portal = portalSettings(config, links, signedLinks);
   const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);
   const audit = adapters.audit ?? noAudit;
-  const quota = new DownloadQuota({
+  // What the core reports once final: the audit trail and the metrics follow from it.
+  const events = new EventBus();
+  events.subscribe(auditEvents(audit));
+  events.subscribe(metrics.onEvent);
+  const downloadWindowMs = config.downloadRateWindowSeconds * 1000;
+  const metering = new Metering({
+    limit: createDownloadLimit({ limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores }),
+    versions: (adapters.countedVersions ?? memoryCountedVersions(clock))(downloadWindowMs),
     quota: new MonthlyQuota(adapters.quotaLedger ?? new MemoryQuotaLedger(clock), clock),
     clock,
     onLedgerError: config.rateLimitOnStoreError,
-    onCrossed: ({ requestId, clientId, percent, standing }, requestLogger) => {
-      const fields = { clientId, period: standing.period.key, percent, limit: standing.limit, used: standing.used };
-      requestLogger.warn({ event: 'quota', ...fields }, `monthly byte quota ${percent}% used`);
-      audit.record({ event: 'quota', requestId, ...fields });
-    },
+    events,
   });
+  const downloads = new Downloads({ files, metering, events, clock });
+  const idleTimeoutMs = config.downloadIdleTimeoutSeconds * 1000;
 
-  return createHttpApp({
+  const app = createHttpApp({
     api: await loadOpenApi(definitionPath),
     openApiDocument: await readFile(definitionPath, 'utf8'),
     files,
@@ -142,10 +161,9 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
       stores,
     },
     tokenIssueLimit: { limit: config.tokenIssueLimit, windowSeconds: config.tokenIssueWindowSeconds, stores },
-    downloadRateLimit: { limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores },
-    countedVersions: adapters.countedVersions ?? memoryCountedVersions(clock),
-    quota,
-    downloadIdleTimeoutMs: config.downloadIdleTimeoutSeconds * 1000,
+    downloads,
+    metering,
+    downloadIdleTimeoutMs: idleTimeoutMs,
     audit,
     metrics,
     metricsToken: config.metricsToken,
@@ -155,52 +173,67 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     signedLinks: portal?.signedLinks ?? signedLinks,
     portal: portal?.settings,
     publicBaseUrl: config.publicBaseUrl,
-    s3:
-      config.s3 === undefined
-        ? undefined
-        : {
-            bucket: config.s3.bucket,
-            credentials: new S3Credentials({ serverKey: config.tokenSigningKey, auth, clock }),
-            serverKey: config.tokenSigningKey,
-          },
+    s3: s3Door(config, { files, downloads, auth, clock, idleTimeoutMs }),
     listCursors: new ListCursors(config.tokenSigningKey),
   });
+  return { app, settled: () => downloads.settled() };
+}
+
+/** The S3-compatible API (S3_API=on): a door of its own over the same use cases. */
+function s3Door(
+  config: GatewayConfig,
+  core: { readonly files: FileAccess; readonly downloads: Downloads; readonly auth: ClientAuthentication; readonly clock: Clock; readonly idleTimeoutMs: number },
+): HttpAppDependencies['s3'] {
+  if (config.s3 === undefined) return undefined;
+  const credentials = new S3Credentials({ serverKey: config.tokenSigningKey, auth: core.auth, clock: core.clock });
+  return {
+    door: createS3Api({
+      bucket: config.s3.bucket,
+      files: core.files,
+      downloads: core.downloads,
+      credentials,
+      clock: core.clock,
+      idleTimeoutMs: core.idleTimeoutMs,
+      serverKey: config.tokenSigningKey,
+    }),
+    issueCredentials: (principal, token) => credentials.issueTemporary(principal, token),
+  };
 }
 
 /**
- * Direct links when DOWNLOAD_LINKS=on: storage's own when the store can make them, otherwise URLs
- * the gateway signs and serves itself.
+ * Direct links when DOWNLOAD_LINKS=on: the gateway's own signed links (served by every instance at
+ * `/download/signed/<name>`), and storage's own where the store can make them, which the core hands
+ * only to clients without a monthly quota (it could not meter their uses).
  */
 function directLinks(
   config: GatewayConfig,
   storageLinks: AppAdapters['storageLinks'],
   clock: Clock,
-): { links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined; signedLinks: SignedLinks | undefined } {
-  if (!config.downloadLinks) return { links: undefined, signedLinks: undefined };
-  const ttlMs = config.downloadLinkTtlSeconds * 1000;
-  if (storageLinks !== undefined) return { links: { issue: (link) => storageLinks(link), ttlMs }, signedLinks: undefined };
-  const signedLinks = new SignedLinks(config.tokenSigningKey, clock);
-  return { links: { issue: (link, baseUrl) => signedLinks.urlFor(link, baseUrl), ttlMs }, signedLinks };
+): { links: DirectLinks | undefined; signedLinks: SignedLinks | undefined } {
+  const signedLinks = config.downloadLinks || config.portal ? new SignedLinks(config.tokenSigningKey, clock) : undefined;
+  if (!config.downloadLinks) return { links: undefined, signedLinks };
+  return { links: { makers: linkMakers(signedLinks, storageLinks), ttlMs: config.downloadLinkTtlSeconds * 1000 }, signedLinks };
+}
+
+function linkMakers(signedLinks: SignedLinks | undefined, storageLinks: AppAdapters['storageLinks']): LinkMakers {
+  return {
+    signed: signedLinks === undefined ? undefined : (link, baseUrl) => signedLinks.urlFor(link, baseUrl),
+    storage: storageLinks,
+  };
 }
 
 /**
- * The portal (PORTAL=on) and its download links: the direct links of DOWNLOAD_LINKS=on where they
- * are on, otherwise links the gateway signs and serves itself (so `/download/signed/<name>` exists
- * with the portal); either way valid 60 seconds at most.
+ * The portal (PORTAL=on) and its download links: the same makers as DOWNLOAD_LINKS=on (with the
+ * gateway's own signed links even when it is off), valid 60 seconds at most.
  */
 function portalSettings(
   config: GatewayConfig,
-  links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined,
+  links: DirectLinks | undefined,
   signedLinks: SignedLinks | undefined,
-  clock: Clock,
 ): { readonly settings: PortalSettings; readonly signedLinks: SignedLinks | undefined } | undefined {
   if (!config.portal) return undefined;
   const files = builtPortalFiles(builtPortalDir());
   const s3Bucket = config.s3?.bucket;
-  if (links !== undefined) {
-    return { settings: { ...files, s3Bucket, links: { issue: links.issue, ttlMs: Math.min(links.ttlMs, portalLinkTtlMs) } }, signedLinks };
-  }
-  // DOWNLOAD_LINKS=off: no links of any kind yet, so the gateway signs the portal's itself.
-  const own = new SignedLinks(config.tokenSigningKey, clock);
-  return { settings: { ...files, s3Bucket, links: { issue: (link, baseUrl) => own.urlFor(link, baseUrl), ttlMs: portalLinkTtlMs } }, signedLinks: own };
+  const makers = links?.makers ?? linkMakers(signedLinks, undefined);
+  return { settings: { ...files, s3Bucket, links: { makers, ttlMs: Math.min(links?.ttlMs ?? portalLinkTtlMs, portalLinkTtlMs) } }, signedLinks };
 }

@@ -3,7 +3,7 @@ import { pino, type Logger } from 'pino';
 import { InMemoryClientRegistry } from '../adapters/clients/in-memory-client-registry.js';
 import { JsonClientRegistry } from '../adapters/clients/json-client-registry.js';
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
-import type { DirectLinkRequest } from '../adapters/http/download-handler.js';
+import type { DirectLinkRequest } from '../application/downloads.js';
 import { fromAccountUrl, fromConnectionString, type AzureBlobStore } from '../adapters/storage/azure-blob-store.js';
 import { LocalFolderBlobStore } from '../adapters/storage/local-folder-blob-store.js';
 import type { BlobStore, ClientRegistry } from '../domain/ports.js';
@@ -14,7 +14,7 @@ import { redisCountedVersions } from '../adapters/redis/redis-counted-versions.j
 import { RedisQuotaLedger } from '../adapters/redis/redis-quota-ledger.js';
 import { redisStores } from '../adapters/redis/redis-rate-limit-stores.js';
 import type { GatewayConfig } from './config.js';
-import { createApp, systemClock } from './create-app.js';
+import { createGateway, systemClock } from './create-app.js';
 import { printDemoInstructions } from './demo-instructions.js';
 import { drainOnSignals } from './graceful-shutdown.js';
 import { logReadinessProblems, Readiness } from './readiness.js';
@@ -90,7 +90,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     clock: systemClock,
     onProblem: logReadinessProblems(logger),
   });
-  const app = await createApp(config, {
+  const { app, settled } = await createGateway(config, {
     store,
     registry,
     logger,
@@ -128,6 +128,8 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     graceMs: config.shutdownGraceSeconds * 1000,
     logger,
     cleanUp: async () => {
+      // Downloads the drain cut give their unsent bytes back and write their audit records first.
+      await settled();
       await audit.close();
       redis?.disconnect();
       await telemetry?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'telemetry could not be flushed'));

@@ -16,7 +16,9 @@ export type DomainErrorCode =
   | 'invalid_token'
   | 'unauthorized_client'
   | 'quota_exceeded'
-  | 'cursor_expired';
+  | 'cursor_expired'
+  | 'rate_limited'
+  | 'limits_unavailable';
 
 /** The one base class of the domain's errors: a `code`, a message safe to show, the original `cause`. */
 export class GatewayError extends Error {
@@ -129,6 +131,45 @@ export class QuotaExceeded extends GatewayError {
     super('quota_exceeded', message);
     this.remaining = details.remaining;
     this.resetsAt = details.resetsAt;
+    this.retryAfterSeconds = details.retryAfterSeconds;
+  }
+}
+
+/** Where a client stands in one of its request budgets (downloads per window). */
+export interface BudgetStanding {
+  /** The budget's name, as the `RateLimit` fields show it (`downloads`). */
+  readonly name: string;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly windowSeconds: number;
+  /** Whole seconds until the window resets, at least 1. */
+  readonly resetSeconds: number;
+  /** The key the budget is counted under (hashed before it is shown). */
+  readonly key: string;
+}
+
+/** A client whose budget is spent for now: `Retry-After` says when it may try again. */
+export class RateLimited extends GatewayError {
+  readonly retryAfterSeconds: number;
+  /** The budget that refused, when the refusal came from counting (shown in the `RateLimit` fields). */
+  readonly standing: BudgetStanding | undefined;
+
+  constructor(message: string, details: { readonly retryAfterSeconds: number; readonly standing?: BudgetStanding }) {
+    super('rate_limited', message);
+    this.retryAfterSeconds = details.retryAfterSeconds;
+    this.standing = details.standing;
+  }
+}
+
+/**
+ * The store that counts limits or quotas cannot be read and RATE_LIMIT_ON_STORE_ERROR=deny: the
+ * request is refused rather than let through uncounted.
+ */
+export class LimitsUnavailable extends GatewayError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, details: { readonly retryAfterSeconds: number; readonly cause?: unknown }) {
+    super('limits_unavailable', message, { cause: details.cause });
     this.retryAfterSeconds = details.retryAfterSeconds;
   }
 }

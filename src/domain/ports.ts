@@ -1,3 +1,5 @@
+import type { BudgetStanding } from './errors.js';
+
 /**
  * The ports the domain owns. Adapters in `src/adapters` implement them; nothing here knows about
  * Express, Azure or the file system.
@@ -233,4 +235,35 @@ export interface QuotaLedger {
   refund(request: { readonly clientId: string; readonly period: string; readonly bytes: number }): Promise<void>;
   /** The count of the client in the period (0 when nothing was counted). */
   used(clientId: string, period: string): Promise<number>;
+}
+
+/**
+ * Which version of each file every client has been counted a download for within the download
+ * window. Range readers (parquet readers, fsspec and other HTTP file systems) read one file by many
+ * partial requests: those of one client for one file version within the window count once
+ * together, so only the first of them is counted. Keys are registered clients' ids and their
+ * catalog paths, bounded by the adapter (an LRU in memory, expiring keys in Redis).
+ */
+export interface CountedVersions {
+  /** The version (entity tag) of `path` counted for `clientId` within the window, if any. */
+  counted(clientId: string, path: string): Promise<string | undefined>;
+  /**
+   * Records `etag` as the version of `path` counted for `clientId`, atomically: `true` when it was
+   * not already (the caller must count this download now), `false` when it was (the request is free).
+   */
+  claim(clientId: string, path: string, etag: string): Promise<boolean>;
+  /** Takes back a claim whose download was then refused, unless another version was claimed since. */
+  release(clientId: string, path: string, etag: string): Promise<void>;
+}
+
+/**
+ * A client's download budget: downloads per window, counted on every instance alike when the
+ * store is shared. Throws `RateLimited` when it is spent, `LimitsUnavailable` when its store fails
+ * and RATE_LIMIT_ON_STORE_ERROR=deny.
+ */
+export interface DownloadLimit {
+  /** Refuses (`RateLimited`) a client whose budget is already spent, counting nothing. */
+  refuseIfSpent(clientId: string): Promise<void>;
+  /** Counts one download; refuses (`RateLimited`, the count kept, as the window's) past the limit. */
+  count(clientId: string): Promise<BudgetStanding | undefined>;
 }

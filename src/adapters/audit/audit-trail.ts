@@ -2,15 +2,9 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import type { DownloadInterface, DownloadOutcome, GatewayEvent } from '../../application/events.js';
 
-/**
- * How a download attempt ended; `linked`: the client got a direct link to the file (storage, or a
- * signed gateway URL, serves the bytes), which the vendor may bill as a download.
- */
-export type DownloadOutcome = 'completed' | 'aborted' | 'failed' | 'refused' | 'not_modified' | 'linked';
-
-/** The API a download came through: the native one, or the S3-compatible one (S3_API=on). */
-export type DownloadInterface = 'native' | 's3';
+export type { DownloadInterface, DownloadOutcome } from '../../application/events.js';
 
 /** One download attempt, as the vendor bills and audits it. */
 export interface DownloadAuditRecord {
@@ -29,9 +23,9 @@ export interface DownloadAuditRecord {
   /** Body bytes handed to the subscriber's connection. */
   readonly bytesSent: number;
   /**
-   * What the attempt counts against the monthly byte quota: the body bytes sent by a subscriber's
-   * own download, a link's whole file size when it was issued; 0 for a HEAD, a 304, a refusal, and
-   * a download through a gateway-signed link (its bytes were counted when the link was made).
+   * What the monthly quota ledger kept for the attempt once its unsent bytes were given back: the
+   * body bytes delivered by any door (a gateway-signed link's use included); 0 for a HEAD, a 304, a
+   * refusal, and a link (its uses are counted as they happen).
    */
   readonly quotaBytes: number;
   readonly fileSize: number | null;
@@ -108,3 +102,32 @@ export function createAuditTrail(destination: DestinationStream, file?: string):
 
 /** An audit trail that keeps nothing: for tests that do not look at it. */
 export const noAudit: AuditTrail = { record: () => undefined, close: async () => undefined };
+
+/**
+ * The audit records of the core's events: one per settled download (its `quotaBytes` what the
+ * ledger kept) and one per quota alert share crossed. Subscribe it to the event bus.
+ */
+export function auditEvents(audit: AuditTrail): (event: GatewayEvent) => void {
+  return (event) => {
+    switch (event.type) {
+      case 'download.settled': {
+        const { type: _type, ...fields } = event;
+        audit.record({ event: 'download', ...fields });
+        return;
+      }
+      case 'quota.threshold': {
+        const { standing } = event;
+        audit.record({
+          event: 'quota',
+          requestId: event.requestId,
+          clientId: event.clientId,
+          period: standing.period.key,
+          percent: event.percent,
+          limit: standing.limit,
+          used: standing.used,
+        });
+        return;
+      }
+    }
+  };
+}

@@ -1,15 +1,16 @@
 import { posix } from 'node:path';
 import type { Request, Response } from 'express';
-import type { DownloadTarget } from '../../application/file-access.js';
+import type { DownloadTarget, FileAccess } from '../../application/file-access.js';
+import type { Metering } from '../../application/metering.js';
 import type { CatalogEntry, FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
 import { termStatus } from '../../domain/subscription.js';
 import type { Registry } from 'prom-client';
 import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
 import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf } from './cacheable-json.js';
-import { handleDownload, handleLinkRequest, type DownloadHandlerDependencies } from './download-handler.js';
+import { handleDownload, handleLinkRequest, type DirectLinks, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
-import { decodeRequestPath } from './grammar/request-path.js';
+import { decodeRequestPath } from '../http-wire/grammar/request-path.js';
 import { authorizationServerMetadata, protectedResourceMetadata, publicOrigin } from './oauth-discovery.js';
 import type { ListCursors } from './list-cursors.js';
 import { portalConfiguration, portalContentSecurityPolicy, type PortalSettings } from './portal.js';
@@ -26,6 +27,10 @@ export interface OperationContext {
 }
 
 export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
+  /** The listing use cases: catalog, list, count, info. */
+  readonly files: FileAccess;
+  /** What downloads cost a client: its standing in the monthly quota for `GET /account`. */
+  readonly metering: Metering;
   /** Verifies the links the gateway signs itself, when it serves them (`/download/signed/<name>`). */
   readonly signedLinks: SignedLinks | undefined;
   /** The client a link was made for while it is registered, active and in its term; or why the link no longer works. */
@@ -75,9 +80,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     return handleDownload(deps, context.req, context.res, {
       clientId: principal.clientId,
       target,
-      resolve: async () => ({ entry: await deps.files.resolve(principal, target), subscriber: principal }),
-      decide: (entry, request) => deps.files.decide(entry, request),
-      charged: true,
+      principal: async () => principal,
       redirect: wantsRedirect(context),
     });
   };
@@ -90,8 +93,8 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
   /**
    * `GET|HEAD /download/signed/<name>?token=`: the link is the credential, for as long as its
    * client is registered, active and in its term and the file is in that client's index (checked on
-   * every use, from memory); counted against that client's budget like its own downloads. Its
-   * bytes were charged to the monthly quota when it was made.
+   * every use, from memory). Each use is a download of that client's like any other: counted
+   * against its budget and drawn from its monthly quota.
    */
   const downloadBySignedLink: OperationHandler = async (context) => {
     if (deps.signedLinks === undefined) throw new Error('Gateway-signed links are off: the route should not exist');
@@ -102,13 +105,12 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     return handleDownload(deps, context.req, context.res, {
       clientId: link.clientId,
       target: { path: link.path },
-      resolve: async () => {
+      principal: async () => {
         const holder = await deps.linkHolder(link.clientId);
         if ('refused' in holder) throw new RequestRefused('invalid_link', holder.refused);
-        return { entry: await deps.files.resolve(holder.principal, { path: link.path }), subscriber: holder.principal };
+        return holder.principal;
       },
-      decide: (entry, request) => deps.files.decideLinked(entry, link.etag, request),
-      charged: false,
+      pinnedEtag: link.etag,
       redirect: false,
     });
   };
@@ -163,7 +165,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
 
     async getAccount(context) {
       const principal = principalOf(context);
-      const standing = await deps.quota.standing(context.req.log, principal);
+      const standing = await deps.metering.standing(principal, context.req.log, 'deny');
       const now = deps.clock.now();
       context.res.set('Cache-Control', 'no-store').status(200).json({
         clientId: principal.clientId,
@@ -216,7 +218,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     downloadBySignedLink,
     headDownloadBySignedLink: downloadBySignedLink,
 
-    getDownloadLink: (context) => handleLinkRequest(deps, context.req, context.res, principalOf(context), context.params['symbol'] ?? ''),
+    getDownloadLink: (context) => handleLinkRequest(deps, linksOf(deps), context.req, context.res, principalOf(context), context.params['symbol'] ?? ''),
 
     async getHealth(context) {
       context.res.set('Cache-Control', 'no-store').status(200).json({ status: 'ok' });
@@ -284,7 +286,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
 
     /** The portal's download link: as `GET /link/<symbol>` (counted, audited), but short-lived and whatever DOWNLOAD_LINKS says. */
     getPortalDownloadLink: (context) =>
-      handleLinkRequest({ ...deps, links: portalOf(deps).links }, context.req, context.res, principalOf(context), context.params['symbol'] ?? ''),
+      handleLinkRequest(deps, portalOf(deps).links, context.req, context.res, principalOf(context), context.params['symbol'] ?? ''),
 
     async getAuthorizationServerMetadata(context) {
       sendMetadata(context, deps.publicBaseUrl, authorizationServerMetadata);
@@ -294,6 +296,11 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       sendMetadata(context, deps.publicBaseUrl, protectedResourceMetadata);
     },
   };
+}
+
+function linksOf(deps: ApiHandlerDependencies): DirectLinks {
+  if (deps.links === undefined) throw new Error('Direct links are off (DOWNLOAD_LINKS=off): the route should not exist');
+  return deps.links;
 }
 
 function portalOf(deps: ApiHandlerDependencies): PortalSettings {

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { GatewayError, QuotaExceeded, SubscriptionInactive, type DomainErrorCode } from '../../domain/errors.js';
+import { GatewayError, LimitsUnavailable, QuotaExceeded, RateLimited, SubscriptionInactive, type DomainErrorCode } from '../../domain/errors.js';
+import { HeaderTooLarge } from '../http-wire/grammar/download-request.js';
 
 /**
  * How every error becomes a response: the one module that writes a non-2xx answer, for every route
@@ -293,7 +294,10 @@ function refusalReason(response: ErrorResponse): string {
 
 function classify(failure: unknown): { code: ErrorCode; message: string; details: RefusalDetails } {
   if (failure instanceof RequestRefused) return { code: failure.code, message: failure.message, details: failure.details };
-  if (failure instanceof QuotaExceeded) return { code: failure.code, message: failure.message, details: { retryAfterSeconds: failure.retryAfterSeconds } };
+  if (failure instanceof HeaderTooLarge) return { code: 'headers_too_large', message: failure.message, details: {} };
+  if (failure instanceof QuotaExceeded || failure instanceof RateLimited || failure instanceof LimitsUnavailable) {
+    return { code: failure.code, message: failure.message, details: { retryAfterSeconds: failure.retryAfterSeconds, cause: failure.cause } };
+  }
   if (failure instanceof GatewayError) return { code: failure.code, message: failure.message, details: {} };
   return { code: 'internal_error', message: 'The gateway failed to handle the request', details: {} };
 }

@@ -1,32 +1,27 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Context } from 'openapi-backend';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { ClientAuthentication } from '../../domain/client-authentication.js';
 import { InvalidToken } from '../../domain/errors.js';
+import type { Downloads } from '../../application/downloads.js';
 import type { FileAccess } from '../../application/file-access.js';
-import type { ClientRegistry, Clock, Principal } from '../../domain/ports.js';
+import type { Metering } from '../../application/metering.js';
+import type { ClientRegistry, Clock, Principal, VerifiedToken } from '../../domain/ports.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import { createS3Api } from '../s3/s3-api.js';
-import type { S3Credentials } from '../s3/s3-credentials.js';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
-import type { CountedVersionsFactory } from './counted-versions.js';
-import { DownloadBudget } from './download-budget.js';
-import type { DirectLinkIssuer } from './download-handler.js';
+import type { DirectLinks } from './download-handler.js';
 import { createApiReferenceAssets } from './api-reference.js';
-import type { DownloadQuota } from './download-quota.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
-import { parseBearerAuthorization } from './grammar/authorization.js';
+import { parseBearerAuthorization } from '../http-wire/grammar/authorization.js';
 import { markTokenRequest, observeResponses, requestIdOf } from './observability.js';
 import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } from './openapi-contract.js';
 import {
-  createDownloadLimiter,
   createTokenIssueLimit,
   registeredClients,
   TokenFailureThrottle,
-  type DownloadRateLimit,
   type TokenFailureLimits,
   type TokenIssueLimit,
 } from './rate-limits.js';
@@ -36,6 +31,9 @@ import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMa
 import type { SignedLinks } from './signed-links.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 import type { VerificationQueue } from './verification-queue.js';
+
+/** Temporary S3 credentials for a caller proven by a bearer token (`POST /oauth/s3-credentials`). */
+export type S3CredentialIssuer = (principal: Principal, token: VerifiedToken) => Promise<object>;
 
 export interface HttpAppDependencies {
   readonly api: OpenApi;
@@ -50,11 +48,10 @@ export interface HttpAppDependencies {
   readonly logger: Logger;
   readonly tokenFailureLimits: TokenFailureLimits;
   readonly tokenIssueLimit: TokenIssueLimit;
-  readonly downloadRateLimit: DownloadRateLimit;
-  /** Where the file versions already counted within the download window are kept (one per client and file). */
-  readonly countedVersions: CountedVersionsFactory;
-  /** The monthly byte quota of downloads and links. */
-  readonly quota: DownloadQuota;
+  /** The download use cases every door shares. */
+  readonly downloads: Downloads;
+  /** What downloads cost a client (the monthly quota of `GET /account`). */
+  readonly metering: Metering;
   /** How long a download may make no progress before it is cut. */
   readonly downloadIdleTimeoutMs: number;
   readonly audit: AuditTrail;
@@ -66,7 +63,7 @@ export interface HttpAppDependencies {
    * Direct links (DOWNLOAD_LINKS=on): who makes them, and for how long; `signedLinks` when the
    * gateway serves them itself (`/download/signed/<name>`). Neither route exists when absent.
    */
-  readonly links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined;
+  readonly links: DirectLinks | undefined;
   readonly signedLinks: SignedLinks | undefined;
   /** The subscriber portal (`/portal`); none of its routes exist when `undefined` (PORTAL=off). */
   readonly portal: PortalSettings | undefined;
@@ -74,8 +71,11 @@ export interface HttpAppDependencies {
   readonly trustProxy: boolean | number | string;
   /** The issuer of the discovery documents (`PUBLIC_BASE_URL`); derived from each request when `undefined`. */
   readonly publicBaseUrl: string | undefined;
-  /** The read-only S3-compatible API (S3_API=on): its bucket and credentials; off when `undefined`. */
-  readonly s3: { readonly bucket: string; readonly credentials: S3Credentials; readonly serverKey: Uint8Array } | undefined;
+  /**
+   * The read-only S3-compatible API (S3_API=on), a door of its own wired in `src/app`: it answers the
+   * requests that carry a Signature Version 4 before the native API sees them; off when `undefined`.
+   */
+  readonly s3: { readonly door: RequestHandler; readonly issueCredentials: S3CredentialIssuer } | undefined;
   /** Makes and checks the `cursor` of `GET /list`. */
   readonly listCursors: ListCursors;
 }
@@ -130,26 +130,8 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
     createTokenIssueLimit(deps.tokenIssueLimit, requestedClientId, registeredClients(deps.registry)),
   );
 
-  // One download budget per client, whichever API the download comes through.
-  const downloadBudget = new DownloadBudget(
-    createDownloadLimiter(deps.downloadRateLimit),
-    deps.countedVersions(deps.downloadRateLimit.windowSeconds * 1000),
-  );
-  if (deps.s3 !== undefined) {
-    app.use(
-      createS3Api({
-        bucket: deps.s3.bucket,
-        files: deps.files,
-        credentials: deps.s3.credentials,
-        budget: downloadBudget,
-        quota: deps.quota,
-        clock: deps.clock,
-        idleTimeoutMs: deps.downloadIdleTimeoutMs,
-        serverKey: deps.s3.serverKey,
-      }),
-    );
-  }
-  app.use(createContractRouter(deps, downloadBudget));
+  if (deps.s3 !== undefined) app.use(deps.s3.door);
+  app.use(createContractRouter(deps));
   app.use(renderErrors);
   return app;
 }
@@ -158,17 +140,14 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
  * The Express middleware that hands every request to openapi-backend, wired to the gateway's
  * handlers. Whatever they refuse or fail with is passed on to `renderErrors`.
  */
-function createContractRouter(
-  deps: HttpAppDependencies,
-  downloadBudget: DownloadBudget,
-): (req: Request, res: Response, next: NextFunction) => Promise<void> {
+function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Response, next: NextFunction) => Promise<void> {
   const { api } = deps;
   const targetOf = createRequestTargeting(api);
   const routeOf = createRouteMatcher(api);
   const handlers = createOperationHandlers({
     files: deps.files,
-    budget: downloadBudget,
-    quota: deps.quota,
+    downloads: deps.downloads,
+    metering: deps.metering,
     clock: deps.clock,
     idleTimeoutMs: deps.downloadIdleTimeoutMs,
     readiness: deps.readiness,
@@ -199,7 +178,7 @@ function createContractRouter(
     const credentials = parseBearerAuthorization(req.get('authorization'));
     if (credentials.kind !== 'token') throw new InvalidToken('The Authorization header is not a well-formed bearer token');
     const { principal, claims } = await deps.auth.verifyTokenClaims(credentials.token);
-    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).status(200).json(await deps.s3.credentials.issueTemporary(principal, claims));
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).status(200).json(await deps.s3.issueCredentials(principal, claims));
   };
 
   type Handler = (context: Context, req: Request, res: Response) => Promise<void> | void;

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import type { AuditTrail, DownloadInterface, DownloadOutcome, TokenOutcome } from '../audit/audit-trail.js';
+import type { AuditTrail, TokenOutcome } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { addressOf } from './rate-limits.js';
-import type { TransferFailure } from './stream-body.js';
 import { MAX_CLIENT_ID_LENGTH, requestedClientId } from './token-endpoint.js';
 
 /** An incoming `X-Request-Id` worth keeping: short, and nothing that could break a log or a header. */
@@ -21,54 +20,6 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
-/** What the download handler learns of one attempt, for the audit trail and the metrics. */
-export interface DownloadAttempt {
-  readonly clientId: string;
-  symbol: string | null;
-  path: string | null;
-  readonly range: string | null;
-  fileSize: number | null;
-  etag: string | null;
-  bytesSent: number;
-  /**
-   * The length of the body being sent, once its transfer starts. When `bytesSent` reaches it, every
-   * byte was handed to the connection: the download is complete even if the client closed before
-   * the response's own end (bytes sent are bytes handed over, as everywhere in the audit trail).
-   */
-  bodyLength: number | null;
-  /** Why the transfer ended early, when it did. */
-  failure: TransferFailure | undefined;
-  /** Answered with a direct link (307) rather than the bytes. */
-  linked: boolean;
-  /** Which API served it; the native one when absent. */
-  readonly interface?: DownloadInterface;
-  /** What counts against the monthly byte quota: the body bytes sent, or a link's file size. */
-  quotaBytes: number;
-}
-
-/** Where the download handler keeps the attempt it is serving. */
-export function downloadAttemptOf(res: Response): DownloadAttempt | undefined {
-  return res.locals['download'] as DownloadAttempt | undefined;
-}
-
-/** What identifies an attempt when it starts; its progress starts empty. */
-export type DownloadAttemptStart = Pick<DownloadAttempt, 'clientId' | 'symbol' | 'path' | 'range' | 'interface'>;
-
-export function startDownloadAttempt(res: Response, start: DownloadAttemptStart): DownloadAttempt {
-  const attempt: DownloadAttempt = {
-    ...start,
-    fileSize: null,
-    etag: null,
-    bytesSent: 0,
-    bodyLength: null,
-    failure: undefined,
-    linked: false,
-    quotaBytes: 0,
-  };
-  res.locals['download'] = attempt;
-  return attempt;
-}
-
 /** Marks the request as the token endpoint's before any of its steps can refuse it. */
 export function markTokenRequest(_req: Request, res: Response, next: NextFunction): void {
   res.locals['operationId'] = 'issueToken';
@@ -77,9 +28,9 @@ export function markTokenRequest(_req: Request, res: Response, next: NextFunctio
 
 /**
  * Watches every response until it is handed whole to the connection, or the connection ends, then
- * records it once: metrics for every
- * request (by operation and status), and one audit record per download attempt and per token
- * request, whatever ended them (an answer, a refusal, a failure, the client leaving).
+ * records it once: metrics for every request (by operation and status), and one audit record per
+ * token request, whatever ended it. Downloads are audited from the core's `download.settled` event,
+ * once their unsent bytes are given back.
  */
 export function observeResponses(options: { readonly audit: AuditTrail; readonly metrics: GatewayMetrics }) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -97,28 +48,6 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
       const refusal = res.locals['refusalReason'] as string | undefined;
       if (refusal !== undefined) options.metrics.refused(refusal);
       const requestId = String(res.getHeader('X-Request-Id') ?? '');
-      const download = downloadAttemptOf(res);
-      if (download !== undefined) {
-        const outcome = downloadOutcome(status, download, res.writableFinished, res.locals['errorCode'] as string | undefined);
-        options.metrics.downloadEnded(outcome, download.bytesSent);
-        options.audit.record({
-          event: 'download',
-          interface: download.interface ?? 'native',
-          requestId,
-          clientId: download.clientId,
-          symbol: download.symbol,
-          path: download.path,
-          method: req.method,
-          status,
-          range: download.range,
-          bytesSent: download.bytesSent,
-          quotaBytes: download.quotaBytes,
-          fileSize: download.fileSize,
-          etag: download.etag,
-          outcome,
-          durationMs: Math.round(durationMs),
-        });
-      }
       if (operation === 'issueToken') {
         const outcome = tokenOutcome(status, res.locals['errorCode'] as string | undefined);
         options.metrics.tokenRequestEnded(outcome);
@@ -138,19 +67,6 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
     res.once('close', record);
     next();
   };
-}
-
-/** `finished`: the whole answer was handed to the connection (`writableFinished`). */
-function downloadOutcome(status: number, attempt: DownloadAttempt, finished: boolean, errorCode: string | undefined): DownloadOutcome {
-  if (attempt.linked) return 'linked';
-  if (status === 304) return 'not_modified';
-  // The S3 API answers its rate limit with S3's 503 SlowDown: a refusal, not a failure.
-  if (errorCode === 'SlowDown') return 'refused';
-  if (status >= 500) return 'failed';
-  if (status >= 400) return 'refused';
-  const delivered = attempt.bodyLength !== null && attempt.bytesSent === attempt.bodyLength;
-  if ((finished || delivered) && attempt.failure === undefined) return 'completed';
-  return attempt.failure === undefined || attempt.failure === 'aborted' || attempt.failure === 'reader-idle' ? 'aborted' : 'failed';
 }
 
 function tokenOutcome(status: number, code: string | undefined): TokenOutcome {

@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import type { DirectLinkIssuer } from './download-handler.js';
+import type { DirectLinks } from './download-handler.js';
 
 /**
  * The subscriber portal at `/portal`: a single-page app built by `npm run build` (Vite, from
@@ -46,7 +46,7 @@ export interface PortalSettings {
   /** A file of `assets/` by name; `undefined` for any name the build did not write. */
   readonly asset: (name: string) => Promise<PortalAsset | undefined>;
   /** Makes the portal's single-client, single-file download links, valid `ttlMs`. */
-  readonly links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number };
+  readonly links: DirectLinks;
   /** The bucket of the S3-compatible API when it is on (S3_API=on; the portal then shows `aws s3 cp`). */
   readonly s3Bucket: string | undefined;
 }

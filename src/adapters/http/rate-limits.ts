@@ -1,9 +1,10 @@
 import { isIP } from 'node:net';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit, type ClientRateLimitInfo, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { ClientRegistry } from '../../domain/ports.js';
+import { LimitsUnavailable, RateLimited, type BudgetStanding } from '../../domain/errors.js';
+import type { ClientRegistry, DownloadLimit } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
 
 /**
@@ -168,7 +169,7 @@ class ResilientStore implements Store {
       }
       this.#failing = true;
       if (this.policy === 'allow') return allowed();
-      throw new RequestRefused('limits_unavailable', 'The request limits cannot be checked right now; retry shortly', {
+      throw new LimitsUnavailable('The request limits cannot be checked right now; retry shortly', {
         retryAfterSeconds: STORE_DOWN_RETRY_AFTER_SECONDS,
         cause: error,
       });
@@ -193,54 +194,45 @@ export interface DownloadRateLimit {
   readonly stores: RateLimitStoreFactory;
 }
 
-/** A client's download budget (see download-budget.ts for what is counted). */
-export interface DownloadLimiter {
-  /** Counts one download (or link) of a client; throws the `rate_limited` refusal when its budget is spent. */
-  count(req: Request, res: Response, clientId: string): Promise<void>;
-  /** Throws the `rate_limited` refusal when the client's budget is already spent, counting nothing. */
-  refuseIfSpent(clientId: string): Promise<void>;
-}
-
 /**
- * Counts downloads against their client's budget. Called by the download handler only for
- * responses that are not 304, so revalidating a cached file is never counted nor refused.
+ * The download budget (`DownloadLimit`, the core's port) counted in an express-rate-limit store, so
+ * that the budget lives in the same store as every other limit (each instance's memory, or Redis
+ * shared by the fleet). What counts as a download is the core's rule (`src/application/metering.ts`).
  */
-export function createDownloadLimiter(options: DownloadRateLimit): DownloadLimiter {
+export function createDownloadLimit(options: DownloadRateLimit): DownloadLimit {
   const store = options.stores('downloads');
+  const windowMs = options.windowSeconds * 1000;
+  // express-rate-limit stores read only `windowMs` from the options they are initialised with.
+  const ready = Promise.resolve(store.init?.({ windowMs } as Options));
   const keyOf = (clientId: string): string => `client:${clientId}`;
-  const refusal = (retryAfterSeconds: number): RequestRefused =>
-    new RequestRefused(
-      'rate_limited',
-      `Download limit of ${options.limit} per ${options.windowSeconds} seconds reached; retry in ${retryAfterSeconds} seconds`,
-      { retryAfterSeconds },
-    );
-  const middleware = rateLimit({
-    windowMs: options.windowSeconds * 1000,
-    limit: options.limit,
-    identifier: 'downloads',
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    keyGenerator: (_req, res) => keyOf(String(res.locals['limitedClientId'])),
-    store,
-    handler: (req, _res, next) => {
-      next(refusal(limiterRetryAfter(req, options.windowSeconds)));
-    },
-  });
-
+  const refusal = (retryAfterSeconds: number, standing?: BudgetStanding): RateLimited =>
+    new RateLimited(`Download limit of ${options.limit} per ${options.windowSeconds} seconds reached; retry in ${retryAfterSeconds} seconds`, {
+      retryAfterSeconds,
+      ...(standing !== undefined && { standing }),
+    });
   return {
-    async count(req, res, clientId) {
-      res.locals['limitedClientId'] = clientId;
-      let failure: unknown;
-      await middleware(req, res, (error?: unknown) => {
-        failure = error;
-      });
-      if (failure !== undefined) throw failure;
-    },
     async refuseIfSpent(clientId) {
+      await ready;
       const info = await store.get?.(keyOf(clientId));
       const now = Date.now();
       if (info === undefined || info.totalHits < options.limit || (info.resetTime !== undefined && info.resetTime.getTime() <= now)) return;
       throw refusal(secondsUntil(info.resetTime, options.windowSeconds, now));
+    },
+    async count(clientId) {
+      await ready;
+      const key = keyOf(clientId);
+      const { totalHits, resetTime } = await store.increment(key);
+      const resetSeconds = secondsUntil(resetTime, options.windowSeconds, Date.now());
+      const standing: BudgetStanding = {
+        name: 'downloads',
+        limit: options.limit,
+        remaining: Math.max(0, options.limit - totalHits),
+        windowSeconds: options.windowSeconds,
+        resetSeconds,
+        key,
+      };
+      if (totalHits > options.limit) throw refusal(resetSeconds, standing);
+      return standing;
     },
   };
 }

@@ -1,4 +1,5 @@
 import { metrics as openTelemetry, type Counter as OtelCounter, type Histogram as OtelHistogram } from '@opentelemetry/api';
+import type { GatewayEvent } from '../../application/events.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BoundedMemoryStats } from '../index/lru-bounded-memory.js';
 
@@ -97,6 +98,11 @@ export class GatewayMetrics {
   refused(reason: string): void {
     this.#refusals.inc({ reason });
   }
+
+  /** The core's events this instance counts: each settled download, by outcome, with its bytes. */
+  readonly onEvent = (event: GatewayEvent): void => {
+    if (event.type === 'download.settled') this.downloadEnded(event.outcome, event.bytesSent);
+  };
 
   downloadEnded(outcome: string, bytes: number): void {
     this.#downloads.inc({ outcome });

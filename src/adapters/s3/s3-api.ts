@@ -1,15 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import contentDisposition from 'content-disposition';
 import type { NextFunction, Request, Response } from 'express';
-import { decideDownload } from '../../domain/download-policy.js';
-import type { ExistingFile, FileAccess, PreparedDownload } from '../../application/file-access.js';
-import { FileNotFound } from '../../domain/errors.js';
+import type { DecidedDownload, Downloads } from '../../application/downloads.js';
+import type { ExistingFile, FileAccess } from '../../application/file-access.js';
 import type { BlobProperties, Clock, Principal } from '../../domain/ports.js';
-import { parseDownloadRequest } from '../http/grammar/download-request.js';
-import { startDownloadAttempt } from '../http/observability.js';
-import type { DownloadBudget } from '../http/download-budget.js';
-import type { DownloadQuota } from '../http/download-quota.js';
-import { attachmentFor, sendDecidedBody } from '../http/download-handler.js';
+import { parseDownloadRequest } from '../http-wire/grammar/download-request.js';
+import { abortOnClose, attachmentFor, sendDecidedBody, showStandings, startDownloadSession } from '../http-wire/download-answer.js';
 import type { S3Credentials } from './s3-credentials.js';
 import { S3Refusal, writeS3Error } from './s3-errors.js';
 import { s3Xml, type XmlElement } from './s3-xml.js';
@@ -25,10 +21,8 @@ export interface S3ApiDependencies {
   readonly bucket: string;
   readonly files: FileAccess;
   readonly credentials: S3Credentials;
-  /** The native API's download budget: one per client, whichever API a download comes through. */
-  readonly budget: DownloadBudget;
-  /** The monthly byte quota, shared with the native downloads and links. */
-  readonly quota: DownloadQuota;
+  /** The download use cases every door shares (budget, quota, decision, settlement). */
+  readonly downloads: Downloads;
   readonly clock: Clock;
   readonly idleTimeoutMs: number;
   /** Keys the continuation tokens' integrity check. */
@@ -324,54 +318,33 @@ function tokenMac(serverKey: Uint8Array, clientId: string, payload: string): str
 // ---- GetObject and HeadObject -----------------------------------------------------------------
 
 /**
- * GetObject and HeadObject: entitlement and storage as for a native download, then the domain's
- * `DownloadPolicy` decides on the S3 view of the file (its MD5 entity tag), and the bytes are those
- * of the version whose headers were sent. Counted against the client's download budget as a
- * native download is (a 304 never).
+ * GetObject and HeadObject: the core's download session, as for a native download (entitlement,
+ * budget, quota, the domain's decision, settlement), with the conditionals decided on the S3 view
+ * of the file (its MD5 entity tag); the bytes are those of the version whose headers were sent.
  */
 async function getObject(deps: S3ApiDependencies, req: Request, res: Response, principal: Principal, key: string, query: Query): Promise<void> {
   res.locals['operationId'] = req.method === 'HEAD' ? 's3:HeadObject' : 's3:GetObject';
   const overrides = responseOverrides(query);
-  const abort = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  const attempt = startDownloadAttempt(res, {
-    clientId: principal.clientId,
-    symbol: null,
-    path: key,
-    range: req.get('range') ?? null,
-    interface: 's3',
-  });
-  const now = deps.clock.now();
-  const request = parseDownloadRequest(req.method, (name) => req.get(name), now);
-  const entry = await deps.files.resolve(principal, { path: key });
-  attempt.symbol = entry.symbol;
-  // As a native download: a client whose budget is spent is refused before storage is asked,
-  // unless this file was counted for it; a 304 is never counted nor refused.
-  const mayBeNotModified = request.ifNoneMatch !== undefined || request.ifModifiedSince !== undefined;
-  if (!mayBeNotModified) await deps.budget.admit(principal.clientId, entry.fileName);
-  let current: PreparedDownload;
+  const abort = abortOnClose(res);
+  const session = startDownloadSession(
+    deps.downloads,
+    req,
+    res,
+    { interface: 's3', clientId: principal.clientId, symbol: null, path: key },
+    // S3 answers its rate limit with 503 SlowDown: a refusal, not a failure.
+    () => res.locals['errorCode'] === 'SlowDown',
+  );
+  const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
+  let decided: DecidedDownload;
   try {
-    // The file as it is now; the decision is the domain's, on the S3 view of its validators.
-    current = await deps.files.decide(entry, { method: request.method });
-  } catch (error) {
-    if (error instanceof FileNotFound) await deps.budget.countUnversioned(req, res, principal.clientId);
-    throw error;
+    decided = await session.decide({ principal, target: { path: key }, request, viewOf: (properties) => ({ ...properties, etag: s3ETagOf(properties) }) });
+  } finally {
+    showStandings(res, session);
   }
-  const s3View: BlobProperties = { ...current.properties, etag: s3ETagOf(current.properties) };
-  const prepared: PreparedDownload = { ...current, decision: decideDownload(s3View, request, now) };
-  if (prepared.decision.kind !== 'notModified') {
-    await deps.budget.count(req, res, principal.clientId, entry.fileName, current.properties.etag);
-  }
-  attempt.fileSize = prepared.properties.size;
-  attempt.etag = s3View.etag;
-
-  const { decision, properties } = prepared;
+  const { decision, properties, view } = decided;
   switch (decision.kind) {
     case 'notModified':
-      await deps.quota.show(res, req.log, principal);
-      setValidators(res, s3View);
+      setValidators(res, view);
       res.status(304).end();
       return;
     case 'preconditionFailed':
@@ -383,18 +356,15 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     case 'partial':
       break;
   }
-  // As a native download: the body's bytes are reserved from the monthly quota before the first of
-  // them moves (HeadObject costs nothing), and what is not sent is given back.
-  await sendDecidedBody(deps, req, res, {
-    prepared,
-    subscriber: principal,
-    attempt,
+  await sendDecidedBody(req, res, {
+    session,
+    decided,
     abort,
-    charged: true,
+    idleTimeoutMs: deps.idleTimeoutMs,
     writeHeaders: () => {
-      setValidators(res, s3View);
+      setValidators(res, view);
       res.setHeader('Content-Type', properties.contentType ?? 'application/octet-stream');
-      res.setHeader('Content-Disposition', properties.contentDisposition ?? attachmentFor(prepared.entry.fileName));
+      res.setHeader('Content-Disposition', properties.contentDisposition ?? attachmentFor(decided.entry.fileName));
       if (properties.contentEncoding !== undefined) res.setHeader('Content-Encoding', properties.contentEncoding);
       if (properties.contentLanguage !== undefined) res.setHeader('Content-Language', properties.contentLanguage);
       for (const [header, value] of overrides) res.setHeader(header, value);

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { GatewayError, SubscriptionInactive } from '../../domain/errors.js';
-import { RequestRefused } from '../http/error-responses.js';
+import { GatewayError, SubscriptionInactive, type LimitsUnavailable, type RateLimited } from '../../domain/errors.js';
+import { HeaderTooLarge } from '../http-wire/grammar/download-request.js';
 import { s3Xml } from './s3-xml.js';
 
 /**
@@ -109,6 +109,10 @@ export function classifyS3Failure(failure: unknown): { code: S3ErrorCode; messag
       case 'storage_unavailable':
         return { code: 'ServiceUnavailable', message: table.ServiceUnavailable.message ?? '', retryAfterSeconds: RETRY_AFTER_SECONDS.storage };
       // The monthly byte quota: not SlowDown, which clients retry at once; the message names the quota.
+      case 'rate_limited':
+        return { code: 'SlowDown', message: `Please reduce your request rate. ${failure.message}`, ...optionalRetry((failure as RateLimited).retryAfterSeconds) };
+      case 'limits_unavailable':
+        return { code: 'ServiceUnavailable', message: failure.message, ...optionalRetry((failure as LimitsUnavailable).retryAfterSeconds) };
       case 'quota_exceeded':
         return { code: 'AccessDenied', message: `Access Denied: ${failure.message}` };
       case 'invalid_token':
@@ -119,18 +123,7 @@ export function classifyS3Failure(failure: unknown): { code: S3ErrorCode; messag
         return { code: 'InternalError', message: table.InternalError.message ?? '' };
     }
   }
-  if (failure instanceof RequestRefused) {
-    switch (failure.code) {
-      case 'rate_limited':
-        return { code: 'SlowDown', message: `Please reduce your request rate. ${failure.message}`, ...optionalRetry(failure.details.retryAfterSeconds) };
-      case 'limits_unavailable':
-        return { code: 'ServiceUnavailable', message: failure.message, ...optionalRetry(failure.details.retryAfterSeconds) };
-      case 'headers_too_large':
-        return { code: 'RequestHeaderSectionTooLarge', message: failure.message };
-      default:
-        return { code: 'InvalidArgument', message: failure.message };
-    }
-  }
+  if (failure instanceof HeaderTooLarge) return { code: 'RequestHeaderSectionTooLarge', message: failure.message };
   return { code: 'InternalError', message: table.InternalError.message ?? '' };
 }
 

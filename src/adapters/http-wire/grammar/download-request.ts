@@ -1,5 +1,4 @@
 import type { DownloadRequest, IfRangeCondition } from '../../../domain/download-policy.js';
-import { RequestRefused } from '../error-responses.js';
 import { parseEntityTag, parseEntityTagCondition } from './entity-tags.js';
 import { parseHttpDate } from './http-date.js';
 import { trimOptionalWhitespace } from './optional-whitespace.js';
@@ -10,6 +9,16 @@ import { parseRangeHeader } from './range-header.js';
  * ranges. A longer value is refused with 431 (RFC 6585 section 5) instead of being parsed.
  */
 export const MAX_CONDITIONAL_HEADER_LENGTH = 8192;
+
+/** A header too long to be read: each door answers it as its protocol does (431, S3's RequestHeaderSectionTooLarge). */
+export class HeaderTooLarge extends Error {
+  readonly code = 'headers_too_large';
+
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
 
 /** The headers a download reads, by lower-case name. */
 export type HeaderLookup = (name: string) => string | undefined;
@@ -24,7 +33,7 @@ export function parseDownloadRequest(method: string, header: HeaderLookup, now: 
     const raw = header(name);
     if (raw === undefined) return undefined;
     if (raw.length > MAX_CONDITIONAL_HEADER_LENGTH) {
-      throw new RequestRefused('headers_too_large', `The ${name} header is longer than ${MAX_CONDITIONAL_HEADER_LENGTH} characters`);
+      throw new HeaderTooLarge(`The ${name} header is longer than ${MAX_CONDITIONAL_HEADER_LENGTH} characters`);
     }
     return trimOptionalWhitespace(raw) === '' ? undefined : raw;
   };

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { BlobContent } from '../../domain/ports.js';
-import { flowingSourceOf, type FlowingSource } from '../storage/flowing-content.js';
+import { flowingSourceOf, type FlowingSource } from './flowing-content.js';
 
 /** Why a transfer ended before its last byte. */
 export type TransferFailure = 'aborted' | 'reader-idle' | 'storage-idle' | 'storage-failed' | 'length-mismatch';
