@@ -12,8 +12,8 @@ export interface ClientUsage {
   /** Downloads the subscriber broke off, having received part of the bytes. */
   readonly interrupted: number;
   /**
-   * Direct links handed out (`GET /link`, `?redirect=true`): storage, not the gateway, moves those
-   * bytes, so they are not in `bytes` (a gateway-signed link's download is, as a download).
+   * Direct links handed out (`GET /link`, `?redirect=true`, the portal's): a storage link's bytes are
+   * moved by storage, so they are not in `bytes`; each use of a gateway-signed link is a download.
    */
   readonly links: number;
   /** Body bytes handed to the subscriber's connections, by every download. */
@@ -21,9 +21,9 @@ export interface ClientUsage {
   /** Distinct files of which bytes were sent or to which a link was given. */
   readonly files: number;
   /**
-   * What counts against the monthly byte quota: the body bytes of the client's own downloads and
-   * the whole size of each link when it was issued (a gateway-signed link's download is not
-   * counted again). The quota ledger counts the same bytes.
+   * What the monthly quota ledger kept for the client: each download's body bytes delivered, on
+   * every door (each use of a gateway-signed link included; making a link costs nothing), written
+   * once the unsent bytes of an aborted download were given back. The ledger counts the same bytes.
    */
   readonly quotaBytes: number;
   /** The client's monthly byte quota from the registry (`null`: none, or no registry given). */

@@ -151,6 +151,11 @@ export class DownloadSession {
     return this.start.clientId;
   }
 
+  /** The gateway's clock, for the seconds the answer's fields count down. */
+  now(): Date {
+    return this.deps.clock.now();
+  }
+
   /**
    * Resolves the target in the principal's catalog (refusals before storage is asked), admits it
    * against the download budget, decides from the file's current properties, counts it, and

@@ -59,7 +59,7 @@ describe('npm run usage (per-client usage from audit files)', function () {
       await gateway.get('acme', '/download/B', { range: 'bytes=0-99' });
       await gateway.get('beta', '/download/B');
       await gateway.get('beta', '/download/NOPE');
-      // A link: counted as one, its bytes (moved by storage or a signed URL) are not the link's.
+      // A link: counted as one; it costs no quota bytes (each use of a gateway-signed link is a download of its own).
       await gateway.get('acme', '/link/A');
       // A link to a file not downloaded adds a file; a link refused is no link.
       await gateway.get('beta', '/link/A');
@@ -87,8 +87,8 @@ describe('npm run usage (per-client usage from audit files)', function () {
     const result = await usage([auditFile, '--json', '--since', '2026-02-01']);
     expect(result.code, result.stderr).to.equal(0);
     expect(JSON.parse(result.stdout)).to.deep.equal([
-      { clientId: 'acme', downloads: 4, s3Downloads: 1, interrupted: 0, links: 1, bytes: 2400, files: 2, quotaBytes: 3400, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null },
-      { clientId: 'beta', downloads: 1, s3Downloads: 0, interrupted: 0, links: 1, bytes: 300, files: 2, quotaBytes: 1300, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null },
+      { clientId: 'acme', downloads: 4, s3Downloads: 1, interrupted: 0, links: 1, bytes: 2400, files: 2, quotaBytes: 2400, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null },
+      { clientId: 'beta', downloads: 1, s3Downloads: 0, interrupted: 0, links: 1, bytes: 300, files: 2, quotaBytes: 300, monthlyBytes: null, termActive: null, validFrom: null, validUntil: null },
     ]);
     expect(result.stderr).to.match(/lines were not download records/);
   });
@@ -102,8 +102,8 @@ describe('npm run usage (per-client usage from audit files)', function () {
     const result = await usage([auditFile, '--since', '2026-02-01']);
     const lines = result.stdout.trim().split('\n');
     expect(lines[0]).to.match(/^CLIENT_ID\s+DOWNLOADS\s+S3\s+INTERRUPTED\s+LINKS\s+BYTES\s+MIB\s+FILES\s+QUOTA_USED\s+MONTHLY_BYTES\s+USED_%\s+TERM_ACTIVE$/);
-    expect(lines[1]).to.match(/^acme\s+4\s+1\s+0\s+1\s+2400\s+0\.0\s+2\s+3400\s+-\s+-\s+-$/);
-    expect(lines[2]).to.match(/^beta\s+1\s+0\s+0\s+1\s+300\s+0\.0\s+2\s+1300\s+-\s+-\s+-$/);
+    expect(lines[1]).to.match(/^acme\s+4\s+1\s+0\s+1\s+2400\s+0\.0\s+2\s+2400\s+-\s+-\s+-$/);
+    expect(lines[2]).to.match(/^beta\s+1\s+0\s+0\s+1\s+300\s+0\.0\s+2\s+300\s+-\s+-\s+-$/);
   });
 
   it('does not count HEAD as a download, skips a byte count that is negative or not finite, and escapes control characters', async function () {
@@ -160,8 +160,8 @@ describe('npm run usage (per-client usage from audit files)', function () {
     expect(result.code, result.stderr).to.equal(0);
     const zeros = { downloads: 0, s3Downloads: 0, interrupted: 0, links: 0, bytes: 0, files: 0, quotaBytes: 0 };
     expect(JSON.parse(result.stdout)).to.deep.equal([
-      { clientId: 'acme', downloads: 4, s3Downloads: 1, interrupted: 0, links: 1, bytes: 2400, files: 2, quotaBytes: 3400, monthlyBytes: 10_000, termActive: true, validFrom: null, validUntil: null },
-      { clientId: 'beta', downloads: 1, s3Downloads: 0, interrupted: 0, links: 1, bytes: 300, files: 2, quotaBytes: 1300, monthlyBytes: null, termActive: false, validFrom: null, validUntil: '2026-01-01T00:00:00.000Z' },
+      { clientId: 'acme', downloads: 4, s3Downloads: 1, interrupted: 0, links: 1, bytes: 2400, files: 2, quotaBytes: 2400, monthlyBytes: 10_000, termActive: true, validFrom: null, validUntil: null },
+      { clientId: 'beta', downloads: 1, s3Downloads: 0, interrupted: 0, links: 1, bytes: 300, files: 2, quotaBytes: 300, monthlyBytes: null, termActive: false, validFrom: null, validUntil: '2026-01-01T00:00:00.000Z' },
       { clientId: 'idle', ...zeros, monthlyBytes: 500, termActive: true, validFrom: '2026-01-01T00:00:00.000Z', validUntil: null },
     ]);
     const january = await usage([auditFile, '--json', '--month', '2026-01'], { CLIENTS_FILE: clientsFile });

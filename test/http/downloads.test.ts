@@ -636,7 +636,7 @@ describe('download rate limit (in-memory store, 2 downloads per 60 s)', function
   });
 });
 
-describe('random-access readers: one download per file version per client within the window (limit 5)', function () {
+describe('random-access readers: the partial requests of one file version count once per client within the window; every whole body counts (limit 5)', function () {
   let fixture: BlobStoreFixture;
   let gateway: TestGateway;
   const FILES = numberedFiles(7);
@@ -662,21 +662,35 @@ describe('random-access readers: one download per file version per client within
     await fixture?.cleanup();
   });
 
-  it('serves 40 range reads of one file (as fsspec and parquet readers do), then 4 other files, and refuses a 6th file', async function () {
+  it('serves 40 range reads and a HEAD of one file as one download (as fsspec and parquet readers do), then 4 whole bodies, and refuses a 5th', async function () {
     for (let i = 0; i < 40; i += 1) {
       const start = i % FIRST.bytes.length;
       const response = await gateway.get('acme', i % 2 === 0 ? `/download/${FIRST.symbol}` : `/${FIRST.path}`, { range: `bytes=${start}-${start}` });
       expect(response.status, `range read ${i + 1}`).to.equal(206);
       expect(response.body.toString()).to.equal(FIRST.bytes[start]);
     }
-    // HEAD and a whole GET of the same version are the same download too.
+    // A HEAD of the same version is one of its partial reads; a whole body is a download of its own.
     expect((await gateway.get('acme', `/download/${FIRST.symbol}`, {}, 'HEAD')).status).to.equal(200);
     expect((await gateway.get('acme', `/download/${FIRST.symbol}`)).status).to.equal(200);
-    for (const file of FILES.slice(1, 5)) expect((await gateway.get('acme', `/download/${file.symbol}`)).status, file.symbol).to.equal(200);
-    expect((await gateway.get('acme', `/download/${FILES[5]?.symbol}`)).status, 'a 6th different file').to.equal(429);
-    // Files already counted in the window are still served, whole or by range.
+    for (const file of FILES.slice(1, 4)) expect((await gateway.get('acme', `/download/${file.symbol}`)).status, file.symbol).to.equal(200);
+    expect((await gateway.get('acme', `/download/${FILES[4]?.symbol}`)).status, 'a 6th download').to.equal(429);
+    // Ranges of a version already counted are still served; a whole body again is refused.
     expect((await gateway.get('acme', `/download/${FIRST.symbol}`, { range: 'bytes=0-3' })).status).to.equal(206);
-    expect((await gateway.get('acme', `/download/${FILES[4]?.symbol}`)).status).to.equal(200);
+    expect((await gateway.get('acme', `/download/${FILES[1]?.symbol}`)).status, 'the same whole file again').to.equal(429);
+  });
+
+  it('counts every whole download of the same file version: the 6th whole GET of one file answers 429 with Retry-After', async function () {
+    let etag = '';
+    for (let i = 0; i < 5; i += 1) {
+      const whole = await gateway.get('acme', `/download/${FIRST.symbol}`);
+      expect(whole.status, `whole GET ${i + 1}`).to.equal(200);
+      etag = String(whole.headers['etag']);
+    }
+    const refused = await gateway.get('acme', `/${FIRST.path}`);
+    expect(refused.status).to.equal(429);
+    expect(Number(refused.headers['retry-after'])).to.be.greaterThan(0);
+    // A revalidation is never counted nor refused.
+    expect((await gateway.get('acme', `/download/${FIRST.symbol}`, { 'if-none-match': etag })).status).to.equal(304);
   });
 
   it('counts a changed file (new ETag) as a new download', async function () {

@@ -1,3 +1,4 @@
+import type { HttpResponse } from '../support/contract.js';
 import { expect } from 'chai';
 import type { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
@@ -193,18 +194,25 @@ describe('subscription terms and the monthly byte quota over HTTP', function () 
       expect(quotaItemOf(revalidated.headers['ratelimit'])?.['r']).to.equal('150000');
     });
 
-    it('counts a link when it is issued, by its file size, and not again when it is used', async function () {
+    it('charges nothing for a link and draws each of its uses from the quota: a use that no longer fits is refused with 429 quota_exceeded', async function () {
       const response = await gateway.get('quota', '/link/SMALL');
       expect(response.status).to.equal(200);
-      expect(quotaItemOf(response.headers['ratelimit'])?.['r']).to.equal('150000');
+      expect(quotaItemOf(response.headers['ratelimit'])?.['r']).to.equal('250000');
       const link = new URL(jsonOf<{ url: string }>(response).url);
-      const download = await gateway.request('GET', `${link.pathname}${link.search}`);
-      expect(download.status).to.equal(200);
-      expect(quotaItemOf(download.headers['ratelimit'])?.['r']).to.equal('150000');
+      const use = (): Promise<HttpResponse> => gateway.request('GET', `${link.pathname}${link.search}`);
+      const first = await use();
+      expect(first.status).to.equal(200);
+      expect(quotaItemOf(first.headers['ratelimit'])?.['r']).to.equal('150000');
       expect((await gateway.get('quota', '/download/SMALL?redirect=true')).status).to.equal(307);
-      const refused = await gateway.get('quota', '/link/SMALL');
+      const second = await use();
+      expect(second.status).to.equal(200);
+      expect(quotaItemOf(second.headers['ratelimit'])?.['r']).to.equal('50000');
+      const refused = await use();
       expect(refused.status).to.equal(429);
       expect(jsonOf<ErrorBody>(refused).code).to.equal('quota_exceeded');
+      expect(refused.body.length).to.be.lessThan(SMALL.length);
+      // Making a link still costs nothing.
+      expect((await gateway.get('quota', '/link/SMALL')).status).to.equal(200);
     });
 
     it('gives back the bytes an aborted download did not send', async function () {

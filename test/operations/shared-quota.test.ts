@@ -147,15 +147,25 @@ describe('the monthly byte quota and subscription terms on two instances sharing
     expect(record.bytesSent).to.be.lessThan(6 * MiB);
   });
 
-  it('counts a SAS link by its file size when it is issued, and refuses the link that does not fit', async function () {
-    const link = await instanceA.get('linker', '/link/ONE');
-    expect(link.status).to.equal(200);
-    expect(remainingOf(link.headers['ratelimit'])).to.equal(4 * MiB);
-    const refused = await instanceB.get('linker', '/link/TWO');
+  it('hands a client with a monthly quota a gateway-signed link instead of a SAS, charges nothing for it, and meters each use on either instance until the quota ends', async function () {
+    const response = await instanceA.get('linker', '/link/ONE');
+    expect(response.status).to.equal(200);
+    expect(remainingOf(response.headers['ratelimit'])).to.equal(10 * MiB);
+    const link = new URL(jsonOf<{ url: string }>(response).url);
+    expect(link.pathname).to.match(/^\/download\/signed\//);
+    expect(link.searchParams.has('sig'), 'not a SAS').to.equal(false);
+    const first = await instanceB.request('GET', `${link.pathname}${link.search}`);
+    expect(first.status).to.equal(200);
+    expect(first.body.length).to.equal(6 * MiB);
+    expect(remainingOf(first.headers['ratelimit'])).to.equal(4 * MiB);
+    const refused = await instanceA.request('GET', `${link.pathname}${link.search}`);
     expect(refused.status).to.equal(429);
     expect(jsonOf<ErrorBody>(refused).code).to.equal('quota_exceeded');
+    // A redirect is a link too: nothing is charged until it is used.
     const redirect = await instanceB.get('linker', '/download/TWO?redirect=true');
-    expect(redirect.status).to.equal(429);
+    expect(redirect.status).to.equal(307);
+    expect((await instanceA.request('GET', String(redirect.headers['location']).replace(/^https?:\/\/[^/]+/, ''))).status).to.equal(429);
+    expect(await ledger.used('linker', quotaPeriodOf(clock.now()).key)).to.equal(6 * MiB);
   });
 
   it('caps a SAS link at the end of the term, and refuses the live token on both instances once the term has ended', async function () {

@@ -317,40 +317,43 @@ describe('S3-compatible API (S3_API=on) with @aws-sdk/client-s3', function () {
 });
 
 describe('S3-compatible API: limits, audit, refusals and revocation', function () {
-  it('counts S3 GetObjects and native downloads against one budget per client (one per file version), answering SlowDown (503) with Retry-After past it, audited and measured as S3 downloads', async function () {
+  it('counts S3 GetObjects and native downloads against one budget per client (every whole object; the ranges of one version once), answering SlowDown (503) with Retry-After past it, audited and measured as S3 downloads', async function () {
     const audited = capturedAudit();
     const gateway = await startGateway({
       store: seededStore(),
       clients: [{ clientId: 'acme', secret: 'acme-secret-0123456789' }],
       registry: await registry(),
       audit: audited.audit,
-      env: { S3_API: 'on', DOWNLOAD_RATE_LIMIT: '2', DOWNLOAD_RATE_WINDOW_SECONDS: '600', METRICS_TOKEN: 'metrics-token-0123456789abcdef' },
+      env: { S3_API: 'on', DOWNLOAD_RATE_LIMIT: '3', DOWNLOAD_RATE_WINDOW_SECONDS: '600', METRICS_TOKEN: 'metrics-token-0123456789abcdef' },
     });
     try {
       const token = (await gateway.request('POST', '/oauth/token', { unchecked: true, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=acme&client_secret=acme-secret-0123456789' })).body;
       const bearer = (JSON.parse(token.toString()) as { access_token: string }).access_token;
       const native = await gateway.request('GET', '/funds/top.csv', { headers: { authorization: `Bearer ${bearer}` } });
       expect(native.status).to.equal(200);
+      expect((await signedRaw(gateway, 'GET', '/data/rates/r.csv', acmeKey, new Date(), { range: 'bytes=0-0' })).status).to.equal(206);
       expect((await signedRaw(gateway, 'GET', '/data/rates/r.csv', acmeKey, new Date())).status).to.equal(200);
       const refused = await signedRaw(gateway, 'GET', '/data/funds/2024/a.csv', acmeKey, new Date());
       expect(refused.status).to.equal(503);
       expect(Number(refused.headers['retry-after'])).to.be.greaterThan(0);
       expect(refused.body.toString()).to.include('<Code>SlowDown</Code>');
       expectS3Shape('Error', refused.body.toString());
-      // The budget counts file versions, as natively: a version already counted is served again.
-      expect((await signedRaw(gateway, 'GET', '/data/rates/r.csv', acmeKey, new Date())).status).to.equal(200);
-      expect((await signedRaw(gateway, 'GET', '/data/funds/top.csv', acmeKey, new Date())).status).to.equal(200);
+      // As natively: the ranges of a version already counted are served; a whole object is a download of its own.
+      expect((await signedRaw(gateway, 'GET', '/data/rates/r.csv', acmeKey, new Date(), { range: 'bytes=1-1' })).status).to.equal(206);
+      expect((await signedRaw(gateway, 'GET', '/data/funds/top.csv', acmeKey, new Date())).status).to.equal(503);
       const s3Records = audited.downloads().filter((record) => 'interface' in record && record.interface === 's3');
       expect(s3Records.map((record) => ['outcome' in record && record.outcome, 'path' in record && record.path])).to.deep.equal([
         ['completed', 'rates/r.csv'],
+        ['completed', 'rates/r.csv'],
         ['refused', 'funds/2024/a.csv'],
         ['completed', 'rates/r.csv'],
-        ['completed', 'funds/top.csv'],
+        ['refused', 'funds/top.csv'],
       ]);
       expect(audited.downloads().filter((record) => 'interface' in record && record.interface === 'native')).to.have.length(1);
       const metrics = parsePrometheusText((await gateway.request('GET', '/metrics', { headers: { authorization: 'Bearer metrics-token-0123456789abcdef' } })).body.toString());
-      expect(sampleValue(metrics, 'dfg_rate_limited_total', { operation: 's3:GetObject' })).to.equal(1);
-      expect(sampleValue(metrics, 'dfg_http_requests_total', { operation: 's3:GetObject', status: '200' })).to.equal(3);
+      expect(sampleValue(metrics, 'dfg_rate_limited_total', { operation: 's3:GetObject' })).to.equal(2);
+      expect(sampleValue(metrics, 'dfg_http_requests_total', { operation: 's3:GetObject', status: '200' })).to.equal(1);
+      expect(sampleValue(metrics, 'dfg_http_requests_total', { operation: 's3:GetObject', status: '206' })).to.equal(2);
     } finally {
       await gateway.close();
     }

@@ -44,7 +44,15 @@ function queryOf(rawQuery: string): Record<string, string> {
 }
 
 /** A request signed (Authorization header) by the AWS SDK's own signer, sent byte for byte as `pathAndQuery`. */
-export async function signedRaw(gateway: TestGateway, method: string, pathAndQuery: string, key: S3Key, signingDate: Date): Promise<HttpResponse> {
+/** A SigV4-signed raw request; `unsigned` headers (a `Range`) are added after signing, as clients may. */
+export async function signedRaw(
+  gateway: TestGateway,
+  method: string,
+  pathAndQuery: string,
+  key: S3Key,
+  signingDate: Date,
+  unsigned: Readonly<Record<string, string>> = {},
+): Promise<HttpResponse> {
   const [path = '/', rawQuery = ''] = pathAndQuery.split('?');
   const signed = await signerFor(key).sign(
     {
@@ -58,7 +66,7 @@ export async function signedRaw(gateway: TestGateway, method: string, pathAndQue
     },
     { signingDate },
   );
-  return sendRaw(gateway.port, method, pathAndQuery, signed.headers);
+  return sendRaw(gateway.port, method, pathAndQuery, { ...signed.headers, ...unsigned });
 }
 
 /** A presigned GET URL, made as @aws-sdk/s3-request-presigner makes them (payload UNSIGNED-PAYLOAD). */

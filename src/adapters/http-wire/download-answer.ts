@@ -44,6 +44,7 @@ export function startDownloadSession(
  * fields (draft-ietf-httpapi-ratelimit-headers), each an item of its own; written once per answer.
  */
 export function showStandings(res: Response, session: DownloadSession): void {
+  const now = session.now();
   if (res.headersSent) return;
   const budget = session.budget;
   if (budget !== undefined) {
@@ -53,7 +54,7 @@ export function showStandings(res: Response, session: DownloadSession): void {
   const quota = session.quota;
   if (quota !== undefined) {
     res.setHeader('RateLimit-Policy', appendListItem(res.getHeader('RateLimit-Policy'), quotaPolicyItem(quota)));
-    res.setHeader('RateLimit', appendListItem(res.getHeader('RateLimit'), quotaItem(quota, new Date())));
+    res.setHeader('RateLimit', appendListItem(res.getHeader('RateLimit'), quotaItem(quota, now)));
   }
 }
 
