@@ -152,9 +152,9 @@ export function sendRaw(port: number, method: string, rawPath: string, headers: 
 }
 
 /** Starts a bearer GET of `path` and drops the connection as soon as the first bytes of the body arrive. */
-export function abortAfterFirstBytes(port: number, path: string, token: string): Promise<void> {
+export function abortAfterFirstBytes(port: number, path: string, token: string, headers: OutgoingHttpHeaders = {}): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { ...headers, authorization: `Bearer ${token}` }, agent: false }, (res) => {
       res.once('data', () => {
         req.destroy();
         resolve();
