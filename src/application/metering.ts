@@ -94,10 +94,12 @@ export class Metering {
     bytes: number,
     context: { readonly log: RequestLog; readonly requestId: string; readonly onRefused?: (standing: QuotaStanding) => void },
   ): Promise<Reservation> {
-    const none: Reservation = { bytes: 0, standing: undefined, refund: async () => 0 };
-    if (principal.monthlyBytes === undefined) return none;
+    // Without a ledger reservation (no quota, or a ledger down and let through), the bytes are what
+    // a quota would have counted: the audit bills the body bytes delivered, as the ledger would.
+    const uncounted: Reservation = { bytes, standing: undefined, refund: async (unsent) => Math.min(Math.max(0, Math.floor(unsent)), bytes) };
+    if (principal.monthlyBytes === undefined) return uncounted;
     const decision = await this.#ledger(context.log, () => this.deps.quota.reserve(principal.clientId, principal.monthlyBytes, bytes));
-    if (decision === undefined || decision.kind === 'unlimited') return none;
+    if (decision === undefined || decision.kind === 'unlimited') return uncounted;
     if (decision.kind === 'refused') {
       context.onRefused?.(decision.standing);
       throw quotaExceeded(decision.standing, bytes, this.deps.clock.now());
