@@ -1,20 +1,26 @@
 import { Readable, Transform } from 'node:stream';
 import createOpenApiClient, { type Client } from 'openapi-fetch';
 import { accountShape, catalogShape, fileCountShape, fileInfoShape, fileListShape, tokenShape, type Shape } from './answer-shape.js';
+import type {
+  Account,
+  CallOptions,
+  Catalog,
+  ContentRange,
+  DownloadOptions,
+  DownloadResult,
+  FileCount,
+  FileInfo,
+  FileList,
+  ListedFile,
+  ListOptions,
+  S3Credentials,
+} from './call-types.js';
 import { GatewayClientError } from './errors.js';
-import type { components, paths } from './generated/api-types.js';
+import type { paths } from './generated/api-types.js';
 import { createResilientFetch, type FetchFunction, type RetryEvent } from './resilient-fetch.js';
 import { defaultRetryOptions, type RetryOptions } from './retry-policy.js';
 import { syncCatalog, type SyncOptions, type SyncReport } from './sync/sync-catalog.js';
 import { TokenCache } from './token-cache.js';
-
-export type Catalog = components['schemas']['Catalog'];
-export type FileList = components['schemas']['FileList'];
-export type ListedFile = components['schemas']['ListedFile'];
-export type FileCount = components['schemas']['FileCount'];
-export type FileInfo = components['schemas']['FileInfo'];
-export type S3Credentials = components['schemas']['S3Credentials'];
-export type Account = components['schemas']['Account'];
 
 export interface ClientOptions {
   /** The gateway, e.g. `https://files.example.com` (no trailing path needed). */
@@ -33,55 +39,8 @@ export interface ClientOptions {
   readonly now?: () => number;
 }
 
-export interface CallOptions {
-  readonly signal?: AbortSignal;
-}
-
-export interface ListOptions extends CallOptions {
-  /** 1-10000, the gateway's default 1000. */
-  readonly limit?: number | undefined;
-  /** Only files uploaded at or after this moment. */
-  readonly modifiedSince?: Date | string | undefined;
-  /** The `nextCursor` of the previous page: continue after it (its `modifiedSince` is kept). */
-  readonly cursor?: string | undefined;
-}
-
 /** How many times `listAll` starts over when the index changes under it (`410 cursor_expired`). */
 const listAllAttempts = 3;
-
-export interface DownloadOptions extends CallOptions {
-  /** Bytes from `start` to `end` inclusive (to the end of the file when `end` is absent). */
-  readonly range?: { readonly start: number; readonly end?: number } | undefined;
-  /** Only send the range if the file is still this version (a strong ETag); the whole file otherwise. */
-  readonly ifRange?: string | undefined;
-  /** 304 (no body) when the file is still one of these versions. */
-  readonly ifNoneMatch?: string | undefined;
-}
-
-/** `Content-Range: bytes <start>-<end>/<size>` of a 206. */
-export interface ContentRange {
-  readonly start: number;
-  readonly end: number;
-  readonly size: number;
-}
-
-export interface DownloadResult {
-  /** 200 the whole file, 206 the range asked for, 304 not modified (empty body). */
-  readonly status: 200 | 206 | 304;
-  readonly etag: string | undefined;
-  readonly lastModified: string | undefined;
-  /** The whole file's size (from `Content-Length` of a 200, or `Content-Range` of a 206). */
-  readonly size: number | undefined;
-  /** Bytes in this body. */
-  readonly contentLength: number | undefined;
-  readonly contentRange: ContentRange | undefined;
-  readonly headers: Headers;
-  /**
-   * The bytes; cut with an `idle_timeout` error if none arrive for `idleTimeoutMs`. Read it with
-   * `pipeline()` or `for await`, which report a broken transfer (an error is never thrown at the process).
-   */
-  readonly body: Readable;
-}
 
 export interface GatewayClient {
   catalog(options?: CallOptions): Promise<Catalog>;

@@ -1,20 +1,19 @@
 export { createClient, parseContentRange } from './gateway-client.js';
+export type { ClientOptions, GatewayClient } from './gateway-client.js';
 export type {
   Account,
   CallOptions,
   Catalog,
-  ClientOptions,
   ContentRange,
   DownloadOptions,
   DownloadResult,
   FileCount,
   FileInfo,
   FileList,
-  GatewayClient,
   ListedFile,
   ListOptions,
   S3Credentials,
-} from './gateway-client.js';
+} from './call-types.js';
 export { GatewayClientError, isClientError, type ClientErrorCode } from './errors.js';
 export { defaultRetryOptions, decideRetry, parseRetryAfter, type RetryOptions, type RetryDecision, type RetryReason } from './retry-policy.js';
 export type { RetryEvent } from './resilient-fetch.js';

@@ -86,58 +86,6 @@ export interface RedisConfig {
   readonly commandTimeoutMs: number;
 }
 
-/**
- * Every environment variable the gateway reads: its whole configuration surface (the configuration
- * table of docs/operators.md lists exactly these; the Azure deployment template may set these and
- * no others). A test checks that `loadConfig` reads exactly these.
- */
-export const CONFIG_VARIABLES = [
-  'PORT',
-  'AZURE_STORAGE_CONNECTION_STRING',
-  'AZURE_STORAGE_ACCOUNT_URL',
-  'AZURE_STORAGE_CONTAINER',
-  'DATA_DIR',
-  'CLIENTS_FILE',
-  'CLIENTS_FILE_RECHECK_SECONDS',
-  'TOKEN_SIGNING_KEY',
-  'TOKEN_TTL_SECONDS',
-  'INDEX_REFRESH_SECONDS',
-  'LIST_CACHE_SECONDS',
-  'CATALOG_CACHE_MB',
-  'INDEX_MAX_MB',
-  'STORAGE_TIMEOUT_SECONDS',
-  'DOWNLOAD_IDLE_TIMEOUT_SECONDS',
-  'DOWNLOAD_RATE_LIMIT',
-  'DOWNLOAD_RATE_WINDOW_SECONDS',
-  'DOWNLOAD_LINKS',
-  'DOWNLOAD_LINK_TTL_SECONDS',
-  'PORTAL',
-  'TOKEN_FAILURE_LIMIT',
-  'TOKEN_FAILURE_CLIENT_LIMIT',
-  'TOKEN_FAILURE_WINDOW_SECONDS',
-  'TOKEN_ISSUE_LIMIT',
-  'TOKEN_ISSUE_WINDOW_SECONDS',
-  'SECRET_HASH_CONCURRENCY',
-  'HEADERS_TIMEOUT_SECONDS',
-  'REQUEST_TIMEOUT_SECONDS',
-  'MAX_CONNECTIONS',
-  'TRUST_PROXY',
-  'PUBLIC_BASE_URL',
-  'LOG_LEVEL',
-  'REDIS_URL',
-  'REDIS_KEY_PREFIX',
-  'REDIS_CONNECT_TIMEOUT_MS',
-  'REDIS_COMMAND_TIMEOUT_MS',
-  'RATE_LIMIT_ON_STORE_ERROR',
-  'READY_CACHE_SECONDS',
-  'SHUTDOWN_GRACE_SECONDS',
-  'AUDIT_LOG_FILE',
-  'METRICS_TOKEN',
-  'APPLICATIONINSIGHTS_CONNECTION_STRING',
-  'S3_API',
-  'S3_BUCKET',
-] as const;
-
 /** Node's own variables the gateway reads for a default (never set by the gateway's deployment). */
 export const PLATFORM_VARIABLES = ['UV_THREADPOOL_SIZE'] as const;
 
@@ -154,159 +102,424 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const mebibyte = 1024 * 1024;
+/** One environment variable: how its text is read, its default and bounds, and what operators are told of it. */
+export interface ConfigVariable<T> {
+  /** The Meaning column of the configuration table in docs/operators.md. */
+  readonly meaning: string;
+  /** The Default column: the default as code, `—` when there is none, or words for a default that is not a constant. */
+  readonly documentedDefault: string;
+  /** The inclusive range of a whole number. */
+  readonly bounds?: { readonly min: number; readonly max: number };
+  /** Its value in `env`; throws `ConfigError` naming `name` when the text is no value it may have. */
+  readonly read: (env: Env, name: string) => T;
+}
 
-const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/**
+ * Every environment variable the gateway reads, in the order operators read about them: its whole
+ * configuration surface. The configuration table of docs/operators.md is generated from it
+ * (`npm run docs:config`, and a test fails when the two differ); the Azure deployment template may
+ * set these and no others. Each value is checked here, alone; the rules that tie several variables
+ * together follow in `loadConfig`.
+ */
+export const CONFIG_TABLE = Object.freeze({
+  PORT: wholeNumber({
+    fallback: 3000,
+    min: 0,
+    max: 65535,
+    meaning: 'Port to listen on (`0`: any free port).',
+  }),
+  AZURE_STORAGE_CONNECTION_STRING: text({
+    check: (value) => (/(AccountName|BlobEndpoint|SharedAccessSignature|UseDevelopmentStorage)=/i.test(value) ? undefined : 'does not look like an Azure Storage connection string'),
+    meaning:
+      "Serve from Azure Blob Storage with this connection string (account key or SAS; Azurite's works). Needs " +
+      '`AZURE_STORAGE_CONTAINER`.',
+  }),
+  AZURE_STORAGE_ACCOUNT_URL: text({
+    check: (value) => (/^https?:\/\/[^/\s]+\/?$/.test(value) ? undefined : 'must be the account URL, e.g. https://<account>.blob.core.windows.net'),
+    meaning:
+      'Serve from Azure Blob Storage at `https://<account>.blob.core.windows.net` with `DefaultAzureCredential` ' +
+      '(managed identity on App Service). Needs `AZURE_STORAGE_CONTAINER`. Not together with the connection string.',
+  }),
+  AZURE_STORAGE_CONTAINER: text({
+    check: (value) =>
+      /^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(value) ? undefined : `"${value}" is not a valid container name (3-63 lowercase letters, digits, single hyphens)`,
+    meaning: 'The container holding the data files and the client indexes.',
+  }),
+  DATA_DIR: text({
+    documentedDefault: 'bundled `sample-data/`',
+    meaning: 'Serve from this local folder instead (when no `AZURE_STORAGE_*` is set).',
+  }),
+  CLIENTS_FILE: filePath({
+    meaning:
+      'The client registry (JSON), shared by the server and the `clients` CLI. Required unless you run the embedded ' +
+      'default (no `DATA_DIR`, no Azure), which registers the in-memory `demo` client instead.',
+  }),
+  CLIENTS_FILE_RECHECK_SECONDS: wholeNumber({
+    fallback: 1,
+    min: 0,
+    max: 60,
+    meaning:
+      'The registry file is `stat`ed at most this often (0–60) to see whether it changed; a verified bearer token ' +
+      'is then trusted from memory until it expires. Bounds how long a disabled client or a rotated secret keeps ' +
+      'working with a token already issued.',
+  }),
+  TOKEN_SIGNING_KEY: text({
+    documentedDefault: 'random, with a warning',
+    check: (value) => (Buffer.byteLength(value, 'utf8') >= 32 ? undefined : 'must be at least 32 bytes long (e.g. `openssl rand -base64 48`)'),
+    meaning:
+      'HMAC key (at least 32 bytes) for the bearer tokens, and the key every secret of the S3 API is derived from ' +
+      '(`S3_API`). Give every instance behind a load balancer the same key, e.g. `openssl rand -base64 48`.',
+  }),
+  TOKEN_TTL_SECONDS: wholeNumber({
+    fallback: 3600,
+    min: 1,
+    max: 86400,
+    meaning: 'Lifetime of a bearer token (1–86400).',
+  }),
+  INDEX_REFRESH_SECONDS: wholeNumber({
+    fallback: 60,
+    min: 0,
+    max: 86400,
+    meaning:
+      'An index is used from memory this long; after that its version (ETag) is checked and it is re-read only if ' +
+      'it changed. Bounds how long an index update takes to apply.',
+  }),
+  LIST_CACHE_SECONDS: wholeNumber({
+    fallback: 5,
+    min: 0,
+    max: 3600,
+    meaning:
+      "Which of a catalog's files exist (and their sizes, dates, ETags) is asked of storage at most once per this " +
+      'many seconds per index version, and shared by concurrent requests: `/list` and `/count` polled by many ' +
+      'clients cost storage one listing. 0–3600 (`0`: every request lists). Downloads and `/info` always ask ' +
+      'storage.',
+  }),
+  CATALOG_CACHE_MB: wholeNumber({
+    fallback: 256,
+    min: 1,
+    max: 65_536,
+    meaning:
+      'Memory, in MiB, for parsed catalogs and which of their files exist, shared by all clients; past it the least ' +
+      'recently used catalog is dropped and read again when next asked for (concurrent requests share one load). ' +
+      '1–65536. Size it as in [Sizing an instance](#sizing-an-instance-for-n-clients-of-r-rows); watch ' +
+      '`dfg_catalog_cache_evictions_total`.',
+  }),
+  INDEX_MAX_MB: wholeNumber({
+    fallback: 128,
+    min: 1,
+    max: 2048,
+    meaning:
+      'The largest client index read, in MiB; a bigger one is refused (`500 index_malformed` for that client only, ' +
+      'with the size in the log). Indexes are parsed as they stream in. 1–2048.',
+  }),
+  STORAGE_TIMEOUT_SECONDS: wholeNumber({
+    fallback: 30,
+    min: 1,
+    max: 600,
+    meaning:
+      "How long a whole storage call may take, the Azure SDK's retries included (3 tries, backing off at most 0.5 s " +
+      'then 1.5 s), before the gateway gives up with `503` and `Retry-After`: a storage that refuses connections or ' +
+      'answers 5xx is reported after about 2 s, one that never answers is cut at this deadline.',
+  }),
+  DOWNLOAD_IDLE_TIMEOUT_SECONDS: wholeNumber({
+    fallback: 60,
+    min: 1,
+    max: 3600,
+    meaning:
+      'A download that moves no byte this long is cut (the client sees an incomplete transfer): a subscriber that ' +
+      'stopped reading, or storage that stopped sending. 1–3600.',
+  }),
+  DOWNLOAD_RATE_LIMIT: wholeNumber({
+    fallback: 120,
+    min: 1,
+    max: 1_000_000,
+    meaning:
+      'File versions per client per window: every request of one client for one file version (ETag) within the ' +
+      'window is one download (all routes, GET and HEAD, ranges, direct links).',
+  }),
+  DOWNLOAD_RATE_WINDOW_SECONDS: wholeNumber({
+    fallback: 60,
+    min: 1,
+    max: 86400,
+    meaning: 'The download rate-limit window.',
+  }),
+  DOWNLOAD_LINKS: onOff({
+    fallback: 'off',
+    meaning:
+      '`on`: `GET /link/<symbol>` and `?redirect=true` hand out direct, expiring links, so storage moves the bytes ' +
+      '(see [Direct links](api.md#direct-links)). On Azure it needs an account key or a managed identity (not a SAS ' +
+      'connection string).',
+  }),
+  DOWNLOAD_LINK_TTL_SECONDS: wholeNumber({
+    fallback: 300,
+    min: 10,
+    max: 86400,
+    meaning: 'How long a direct link works (10–86400).',
+  }),
+  PORTAL: onOff({
+    fallback: 'on',
+    meaning:
+      'The subscriber portal at `/portal` (`on`/`off`); `off` removes every `/portal` route (they answer `404 route_not_found` ' +
+      'like any unknown path). See [The subscriber portal](#the-subscriber-portal).',
+  }),
+  TOKEN_FAILURE_LIMIT: wholeNumber({
+    fallback: 10,
+    min: 1,
+    max: 1_000_000,
+    meaning:
+      'Wrong secrets per client id **from one address** per window (every id the registry does not know counts as ' +
+      'one id); then that address gets `429` for that id (even with the right secret) until the window passes. See ' +
+      '[Token endpoint limits](#token-endpoint-limits).',
+  }),
+  TOKEN_FAILURE_CLIENT_LIMIT: wholeNumber({
+    fallback: 100,
+    min: 1,
+    max: 1_000_000,
+    meaning:
+      'Wrong secrets per client id from all addresses per window; past it, only addresses that have not failed for ' +
+      'that id may still try. Also the ceiling of one address over all client ids: past it, that address gets `429` ' +
+      'for every id until the window passes.',
+  }),
+  TOKEN_FAILURE_WINDOW_SECONDS: wholeNumber({
+    fallback: 900,
+    min: 1,
+    max: 86400,
+    meaning: 'The wrong-secret window.',
+  }),
+  TOKEN_ISSUE_LIMIT: wholeNumber({
+    fallback: 120,
+    min: 1,
+    max: 1_000_000,
+    meaning:
+      'Tokens issued per client per window (checked before the secret is verified); enough for a client that asks a ' +
+      'new token for every download. Every id the registry does not know shares one budget per address.',
+  }),
+  TOKEN_ISSUE_WINDOW_SECONDS: wholeNumber({
+    fallback: 60,
+    min: 1,
+    max: 86400,
+    meaning: 'The issued-token window.',
+  }),
+  SECRET_HASH_CONCURRENCY: wholeNumber({
+    fallback: defaultSecretHashConcurrency,
+    min: 1,
+    max: 64,
+    documentedDefault: 'cores − 1, at most `UV_THREADPOOL_SIZE` − 2 (1 on 2 cores, 2 with the default pool)',
+    meaning:
+      'Secret verifications (scrypt, ~50 ms of a core each) running at once, each on a thread of its own that keeps ' +
+      "scrypt's 16 MiB of memory once used (not Node's thread pool, which file-system calls need); the rest wait in " +
+      'a fair, bounded queue (64 places per verification running at once, a quarter of them per address; see [Token ' +
+      'endpoint limits](#token-endpoint-limits)).',
+  }),
+  HEADERS_TIMEOUT_SECONDS: wholeNumber({
+    fallback: 20,
+    min: 1,
+    max: 600,
+    meaning:
+      'A client must send its request headers within this time (`408` otherwise). At most ' +
+      '`REQUEST_TIMEOUT_SECONDS`.',
+  }),
+  REQUEST_TIMEOUT_SECONDS: wholeNumber({
+    fallback: 30,
+    min: 1,
+    max: 3600,
+    meaning:
+      'A client must send its whole request, body included, within this time (`408`). Downloads (the response) are ' +
+      'not limited by it.',
+  }),
+  MAX_CONNECTIONS: wholeNumber({
+    fallback: 2000,
+    min: 1,
+    max: 1_000_000,
+    meaning: 'Open connections at once; the server drops any beyond.',
+  }),
+  TRUST_PROXY: variable<boolean | number | string>({
+    documentedDefault: '`false`',
+    fallback: () => false,
+    // Express's `trust proxy`: a flag, a hop count, or the addresses and subnets to trust.
+    parse: (text) => (text === 'false' ? false : text === 'true' ? true : /^\d+$/.test(text) ? Number(text) : text),
+    meaning:
+      'Express `trust proxy` (`true`, a hop count, or addresses/subnets), so throttling sees subscriber addresses ' +
+      "behind App Service's front ends (`TRUST_PROXY=1`). A forwarded `203.0.113.1:5000` or `[2001:db8::1]:5000` " +
+      "counts without its port; a forwarded value that is no IP address counts as the connection's own address (the " +
+      "proxy's).",
+  }),
+  PUBLIC_BASE_URL: variable<string | undefined>({
+    documentedDefault: 'from each request',
+    fallback: () => undefined,
+    parse: parsePublicBaseUrl,
+    meaning:
+      "The gateway's public origin, `https://host[:port]` (no path, query or credentials; a trailing `/` is " +
+      'dropped): the issuer and endpoints of the discovery documents (`/.well-known/...`) and the origin of the ' +
+      'links the gateway signs itself (`DOWNLOAD_LINKS` on the local folder store). Unset: the scheme and host of ' +
+      'each request, as `TRUST_PROXY` lets Express read them (`X-Forwarded-Proto`/`-Host` only from a trusted ' +
+      'proxy). Set it in production; the Azure template sets `https://<app>.azurewebsites.net`.',
+  }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    fallback: 'info',
+    meaning:
+      '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. Logs are JSON lines (pino) on stdout; ' +
+      "`Authorization` headers, bodies and query values (but `limit`, `modifiedSince` and `redirect`; a link's " +
+      '`token` never) are never logged.',
+  }),
+  REDIS_URL: text({
+    check: redisUrlProblem,
+    meaning:
+      '`redis://[:password@]host[:port]` or `rediss://` (TLS), e.g. Azure Managed Redis `rediss://:<access key>@<name>.<region>.redis.azure.net:10000`. ' +
+      'When set, the download limit (with the file versions counted within the download window), the issued-token ' +
+      'budget and the wrong-secret throttle are counted in Redis, so every instance enforces one limit per client. ' +
+      'Unset: each instance counts in its own memory.',
+  }),
+  REDIS_KEY_PREFIX: text({
+    fallback: 'dfg:',
+    check: (value) => (/^[A-Za-z0-9:_.-]{1,64}$/.test(value) ? undefined : 'must be 1-64 characters of A-Z a-z 0-9 : _ . -'),
+    meaning:
+      'Prefix of every key the gateway writes in Redis (1–64 of `A-Z a-z 0-9 : _ . -`), so several gateways can ' +
+      'share one Redis.',
+  }),
+  REDIS_CONNECT_TIMEOUT_MS: wholeNumber({
+    fallback: 5000,
+    min: 100,
+    max: 60_000,
+    meaning: 'How long one connection attempt to Redis may take.',
+  }),
+  REDIS_COMMAND_TIMEOUT_MS: wholeNumber({
+    fallback: 500,
+    min: 10,
+    max: 60_000,
+    meaning: 'How long a Redis command may take before it counts as a Redis failure.',
+  }),
+  RATE_LIMIT_ON_STORE_ERROR: oneOf(['allow', 'deny'], {
+    fallback: 'allow',
+    meaning:
+      'While Redis fails: `allow` lets requests through unlimited, `deny` refuses them with `503 limits_unavailable` ' +
+      'and `Retry-After: 5`. See [Several instances and Redis](#several-instances-and-redis).',
+  }),
+  READY_CACHE_SECONDS: wholeNumber({
+    fallback: 5,
+    min: 0,
+    max: 300,
+    meaning: "How long a readiness probe's result (storage, registry, Redis) is reused by `GET /ready`. 0–300.",
+  }),
+  SHUTDOWN_GRACE_SECONDS: wholeNumber({
+    fallback: 30,
+    min: 0,
+    max: 3600,
+    meaning:
+      'After SIGTERM or SIGINT, how long requests in flight (downloads included) may finish before the remaining ' +
+      'connections are closed. 0–3600.',
+  }),
+  AUDIT_LOG_FILE: filePath({
+    meaning: 'Also append every audit record (JSON lines, mode 0600) to this file.',
+  }),
+  METRICS_TOKEN: text({
+    check: (value) => (/^[\x21-\x7E]{16,512}$/.test(value) ? undefined : 'must be 16 to 512 printable ASCII characters without spaces (e.g. `openssl rand -hex 32`)'),
+    meaning:
+      'Turns on `GET /metrics` (Prometheus), answered only to `Authorization: Bearer <METRICS_TOKEN>`; 16–512 ' +
+      'printable characters, e.g. `openssl rand -hex 32`.',
+  }),
+  APPLICATIONINSIGHTS_CONNECTION_STRING: text({
+    check: (value) =>
+      /(^|;)\s*InstrumentationKey=[0-9a-fA-F-]{36}\s*(;|$)/.test(value) ? undefined : 'must hold an InstrumentationKey=<GUID> (copy it from the Application Insights resource)',
+    meaning: 'Also send traces and metrics to Azure Monitor (Application Insights) through `@azure/monitor-opentelemetry`.',
+  }),
+  S3_API: onOff({
+    fallback: 'off',
+    meaning:
+      "`on` serves the read-only S3-compatible API on the gateway's own origin (path-style, signed with AWS " +
+      'Signature Version 4) and `POST /oauth/s3-credentials`; see [The S3-compatible API](#the-s3-compatible-api). ' +
+      'Set `TOKEN_SIGNING_KEY` with it: every S3 secret is derived from that key.',
+  }),
+  S3_BUCKET: text({
+    fallback: 'data',
+    // S3's bucket naming rules, so that every client accepts the name in a path-style URL.
+    check: (value) =>
+      /^(?!.*\.\.)(?!\d+\.\d+\.\d+\.\d+$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(value)
+        ? undefined
+        : `"${value}" is not a valid S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)`,
+    meaning:
+      "The name of its one virtual bucket, whose keys are the storage paths; S3's bucket naming rules (3–63 " +
+      'lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit, no `..`, not an ' +
+      'IPv4 address).',
+  }),
+} satisfies Readonly<Record<string, ConfigVariable<unknown>>>);
+
+export type ConfigVariableName = keyof typeof CONFIG_TABLE;
+
+/** The names of `CONFIG_TABLE`, in its order. A test checks that `loadConfig` reads exactly these. */
+export const CONFIG_VARIABLES = Object.keys(CONFIG_TABLE) as readonly ConfigVariableName[];
+
+type ConfigValues = { readonly [Name in ConfigVariableName]: ReturnType<(typeof CONFIG_TABLE)[Name]['read']> };
+
+const mebibyte = 1024 * 1024;
 
 /** Reads and checks every setting once, at start-up. Throws `ConfigError` naming the first bad variable. */
 export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfig {
-  const storage = storageConfig(env, bundledSampleDataDir);
-  const clientsFile = nonEmpty(env, 'CLIENTS_FILE');
-  if (clientsFile === undefined && !(storage.kind === 'local' && storage.bundledSample)) {
+  const values = Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, CONFIG_TABLE[name].read(env, name)])) as ConfigValues;
+  const storage = storageConfig(values, bundledSampleDataDir);
+  if (values.CLIENTS_FILE === undefined && !(storage.kind === 'local' && storage.bundledSample)) {
     throw new ConfigError('CLIENTS_FILE', 'is required when serving your own data (DATA_DIR or AZURE_STORAGE_*); create it with `npm run clients -- add <client_id>`');
   }
-  const tokenSigningKey = nonEmpty(env, 'TOKEN_SIGNING_KEY');
-  if (tokenSigningKey !== undefined && Buffer.byteLength(tokenSigningKey, 'utf8') < 32) {
-    throw new ConfigError('TOKEN_SIGNING_KEY', 'must be at least 32 bytes long (e.g. `openssl rand -base64 48`)');
-  }
-  const downloadLinks = oneOf(env, 'DOWNLOAD_LINKS', ['on', 'off'] as const, 'off') === 'on';
-  if (downloadLinks && storage.kind === 'azure-connection-string' && !/(^|;)\s*(AccountKey|UseDevelopmentStorage)=/i.test(storage.connectionString)) {
+  if (values.DOWNLOAD_LINKS && storage.kind === 'azure-connection-string' && !/(^|;)\s*(AccountKey|UseDevelopmentStorage)=/i.test(storage.connectionString)) {
     throw new ConfigError(
       'DOWNLOAD_LINKS',
       'is on, but AZURE_STORAGE_CONNECTION_STRING has no AccountKey to sign SAS links with: use an account key connection string, or AZURE_STORAGE_ACCOUNT_URL with a managed identity',
     );
   }
-  const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
-  if (!logLevels.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${logLevels.join(', ')}`);
+  // Node requires the headers' deadline to be within the whole request's.
+  if (values.HEADERS_TIMEOUT_SECONDS > values.REQUEST_TIMEOUT_SECONDS) {
+    throw new ConfigError('HEADERS_TIMEOUT_SECONDS', `must not exceed REQUEST_TIMEOUT_SECONDS (${values.REQUEST_TIMEOUT_SECONDS})`);
+  }
 
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port: values.PORT,
     storage,
-    clientsFile: clientsFile === undefined ? undefined : resolve(clientsFile),
-    clientsFileRecheckSeconds: integer(env, 'CLIENTS_FILE_RECHECK_SECONDS', 1, 0, 60),
-    tokenSigningKey: tokenSigningKey === undefined ? new Uint8Array(randomBytes(48)) : new TextEncoder().encode(tokenSigningKey),
-    tokenSigningKeyIsEphemeral: tokenSigningKey === undefined,
-    tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86400),
-    indexRefreshSeconds: integer(env, 'INDEX_REFRESH_SECONDS', 60, 0, 86400),
-    listCacheSeconds: integer(env, 'LIST_CACHE_SECONDS', 5, 0, 3600),
-    catalogCacheBytes: integer(env, 'CATALOG_CACHE_MB', 256, 1, 65_536) * mebibyte,
-    indexMaxBytes: integer(env, 'INDEX_MAX_MB', 128, 1, 2048) * mebibyte,
-    storageTimeoutSeconds: integer(env, 'STORAGE_TIMEOUT_SECONDS', 30, 1, 600),
-    downloadRateLimit: integer(env, 'DOWNLOAD_RATE_LIMIT', 120, 1, 1_000_000),
-    downloadRateWindowSeconds: integer(env, 'DOWNLOAD_RATE_WINDOW_SECONDS', 60, 1, 86400),
-    downloadLinks,
-    downloadLinkTtlSeconds: integer(env, 'DOWNLOAD_LINK_TTL_SECONDS', 300, 10, 86400),
-    portal: oneOf(env, 'PORTAL', ['on', 'off'] as const, 'on') === 'on',
-    tokenFailureLimit: integer(env, 'TOKEN_FAILURE_LIMIT', 10, 1, 1_000_000),
-    tokenFailureClientLimit: integer(env, 'TOKEN_FAILURE_CLIENT_LIMIT', 100, 1, 1_000_000),
-    tokenFailureWindowSeconds: integer(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 900, 1, 86400),
-    tokenIssueLimit: integer(env, 'TOKEN_ISSUE_LIMIT', 120, 1, 1_000_000),
-    tokenIssueWindowSeconds: integer(env, 'TOKEN_ISSUE_WINDOW_SECONDS', 60, 1, 86400),
-    secretHashConcurrency: integer(env, 'SECRET_HASH_CONCURRENCY', defaultSecretHashConcurrency(env), 1, 64),
-    downloadIdleTimeoutSeconds: integer(env, 'DOWNLOAD_IDLE_TIMEOUT_SECONDS', 60, 1, 3600),
-    ...requestTimeouts(env),
-    maxConnections: integer(env, 'MAX_CONNECTIONS', 2000, 1, 1_000_000),
-    trustProxy: trustProxy(env),
-    publicBaseUrl: publicBaseUrl(env),
-    logLevel,
-    redis: redisConfig(env),
-    rateLimitOnStoreError: oneOf(env, 'RATE_LIMIT_ON_STORE_ERROR', ['allow', 'deny'] as const, 'allow'),
-    readyCacheSeconds: integer(env, 'READY_CACHE_SECONDS', 5, 0, 300),
-    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
-    auditLogFile: optionalPath(env, 'AUDIT_LOG_FILE'),
-    metricsToken: metricsToken(env),
-    applicationInsightsConnectionString: applicationInsights(env),
-    s3: s3Config(env),
+    clientsFile: values.CLIENTS_FILE,
+    clientsFileRecheckSeconds: values.CLIENTS_FILE_RECHECK_SECONDS,
+    tokenSigningKey: values.TOKEN_SIGNING_KEY === undefined ? new Uint8Array(randomBytes(48)) : new TextEncoder().encode(values.TOKEN_SIGNING_KEY),
+    tokenSigningKeyIsEphemeral: values.TOKEN_SIGNING_KEY === undefined,
+    tokenTtlSeconds: values.TOKEN_TTL_SECONDS,
+    indexRefreshSeconds: values.INDEX_REFRESH_SECONDS,
+    listCacheSeconds: values.LIST_CACHE_SECONDS,
+    catalogCacheBytes: values.CATALOG_CACHE_MB * mebibyte,
+    indexMaxBytes: values.INDEX_MAX_MB * mebibyte,
+    storageTimeoutSeconds: values.STORAGE_TIMEOUT_SECONDS,
+    downloadRateLimit: values.DOWNLOAD_RATE_LIMIT,
+    downloadRateWindowSeconds: values.DOWNLOAD_RATE_WINDOW_SECONDS,
+    downloadLinks: values.DOWNLOAD_LINKS,
+    downloadLinkTtlSeconds: values.DOWNLOAD_LINK_TTL_SECONDS,
+    portal: values.PORTAL,
+    tokenFailureLimit: values.TOKEN_FAILURE_LIMIT,
+    tokenFailureClientLimit: values.TOKEN_FAILURE_CLIENT_LIMIT,
+    tokenFailureWindowSeconds: values.TOKEN_FAILURE_WINDOW_SECONDS,
+    tokenIssueLimit: values.TOKEN_ISSUE_LIMIT,
+    tokenIssueWindowSeconds: values.TOKEN_ISSUE_WINDOW_SECONDS,
+    secretHashConcurrency: values.SECRET_HASH_CONCURRENCY,
+    downloadIdleTimeoutSeconds: values.DOWNLOAD_IDLE_TIMEOUT_SECONDS,
+    headersTimeoutSeconds: values.HEADERS_TIMEOUT_SECONDS,
+    requestTimeoutSeconds: values.REQUEST_TIMEOUT_SECONDS,
+    maxConnections: values.MAX_CONNECTIONS,
+    trustProxy: values.TRUST_PROXY,
+    publicBaseUrl: values.PUBLIC_BASE_URL,
+    logLevel: values.LOG_LEVEL,
+    redis:
+      values.REDIS_URL === undefined
+        ? undefined
+        : { url: values.REDIS_URL, keyPrefix: values.REDIS_KEY_PREFIX, connectTimeoutMs: values.REDIS_CONNECT_TIMEOUT_MS, commandTimeoutMs: values.REDIS_COMMAND_TIMEOUT_MS },
+    rateLimitOnStoreError: values.RATE_LIMIT_ON_STORE_ERROR,
+    readyCacheSeconds: values.READY_CACHE_SECONDS,
+    shutdownGraceSeconds: values.SHUTDOWN_GRACE_SECONDS,
+    auditLogFile: values.AUDIT_LOG_FILE,
+    metricsToken: values.METRICS_TOKEN,
+    applicationInsightsConnectionString: values.APPLICATIONINSIGHTS_CONNECTION_STRING,
+    s3: values.S3_API ? { bucket: values.S3_BUCKET } : undefined,
   };
 }
 
-function s3Config(env: Env): GatewayConfig['s3'] {
-  const on = oneOf(env, 'S3_API', ['on', 'off'] as const, 'off') === 'on';
-  const bucket = nonEmpty(env, 'S3_BUCKET') ?? 'data';
-  // S3's bucket naming rules, so that every client accepts the name in a path-style URL.
-  if (!/^(?!.*\.\.)(?!\d+\.\d+\.\d+\.\d+$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
-    throw new ConfigError('S3_BUCKET', `"${bucket}" is not a valid S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)`);
-  }
-  return on ? { bucket } : undefined;
-}
+type StorageVariable = 'AZURE_STORAGE_CONNECTION_STRING' | 'AZURE_STORAGE_ACCOUNT_URL' | 'AZURE_STORAGE_CONTAINER' | 'DATA_DIR';
 
-function redisConfig(env: Env): RedisConfig | undefined {
-  const url = nonEmpty(env, 'REDIS_URL');
-  const keyPrefix = nonEmpty(env, 'REDIS_KEY_PREFIX') ?? 'dfg:';
-  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(keyPrefix)) {
-    throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 characters of A-Z a-z 0-9 : _ . -');
-  }
-  const connectTimeoutMs = integer(env, 'REDIS_CONNECT_TIMEOUT_MS', 5000, 100, 60_000);
-  const commandTimeoutMs = integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 500, 10, 60_000);
-  if (url === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new ConfigError('REDIS_URL', 'is not a URL: use redis://[:password@]host[:port] or rediss:// for TLS (Azure Managed Redis: rediss://:<key>@<name>.<region>.redis.azure.net:10000)');
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new ConfigError('REDIS_URL', `must start with redis:// or rediss://, got ${parsed.protocol}//`);
-  }
-  if (parsed.hostname === '') throw new ConfigError('REDIS_URL', 'has no host');
-  return { url, keyPrefix, connectTimeoutMs, commandTimeoutMs };
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return fallback;
-  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}"`);
-  return raw as T;
-}
-
-function optionalPath(env: Env, name: string): string | undefined {
-  const raw = nonEmpty(env, name);
-  return raw === undefined ? undefined : resolve(raw);
-}
-
-function metricsToken(env: Env): string | undefined {
-  const token = nonEmpty(env, 'METRICS_TOKEN');
-  if (token !== undefined && !/^[\x21-\x7E]{16,512}$/.test(token)) {
-    throw new ConfigError('METRICS_TOKEN', 'must be 16 to 512 printable ASCII characters without spaces (e.g. `openssl rand -hex 32`)');
-  }
-  return token;
-}
-
-function applicationInsights(env: Env): string | undefined {
-  const connectionString = nonEmpty(env, 'APPLICATIONINSIGHTS_CONNECTION_STRING');
-  if (connectionString !== undefined && !/(^|;)\s*InstrumentationKey=[0-9a-fA-F-]{36}\s*(;|$)/.test(connectionString)) {
-    throw new ConfigError('APPLICATIONINSIGHTS_CONNECTION_STRING', 'must hold an InstrumentationKey=<GUID> (copy it from the Application Insights resource)');
-  }
-  return connectionString;
-}
-
-/**
- * scrypt keeps a core busy for ~50 ms per verification, on a thread of its own that keeps scrypt's
- * 16 MiB once used (ScryptThreads). Leave a core for the event loop: one verification at a time on
- * 2 cores, two from 3 cores up. The cap of UV_THREADPOOL_SIZE - 2 dates from when scrypt ran on
- * Node's pool; it is kept so that the default, and the memory it takes, stay as they were.
- */
-function defaultSecretHashConcurrency(env: Env): number {
-  const poolSize = Number(env['UV_THREADPOOL_SIZE'] ?? '') || 4;
-  return Math.max(1, Math.min(availableParallelism() - 1, poolSize - 2));
-}
-
-function requestTimeouts(env: Env): { headersTimeoutSeconds: number; requestTimeoutSeconds: number } {
-  const headersTimeoutSeconds = integer(env, 'HEADERS_TIMEOUT_SECONDS', 20, 1, 600);
-  const requestTimeoutSeconds = integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600);
-  // Node requires the headers' deadline to be within the whole request's.
-  if (headersTimeoutSeconds > requestTimeoutSeconds) {
-    throw new ConfigError('HEADERS_TIMEOUT_SECONDS', `must not exceed REQUEST_TIMEOUT_SECONDS (${requestTimeoutSeconds})`);
-  }
-  return { headersTimeoutSeconds, requestTimeoutSeconds };
-}
-
-function storageConfig(env: Env, bundledSampleDataDir: string): StorageConfig {
-  const connectionString = nonEmpty(env, 'AZURE_STORAGE_CONNECTION_STRING');
-  const accountUrl = nonEmpty(env, 'AZURE_STORAGE_ACCOUNT_URL');
-  const container = nonEmpty(env, 'AZURE_STORAGE_CONTAINER');
-  const dataDir = nonEmpty(env, 'DATA_DIR');
-
+function storageConfig(values: Pick<ConfigValues, StorageVariable>, bundledSampleDataDir: string): StorageConfig {
+  const { AZURE_STORAGE_CONNECTION_STRING: connectionString, AZURE_STORAGE_ACCOUNT_URL: accountUrl, AZURE_STORAGE_CONTAINER: container, DATA_DIR: dataDir } = values;
   if (connectionString !== undefined && accountUrl !== undefined) {
     throw new ConfigError('AZURE_STORAGE_ACCOUNT_URL', 'set either it or AZURE_STORAGE_CONNECTION_STRING, not both');
   }
@@ -319,63 +532,147 @@ function storageConfig(env: Env, bundledSampleDataDir: string): StorageConfig {
   }
   if (dataDir !== undefined) throw new ConfigError('DATA_DIR', 'cannot be combined with AZURE_STORAGE_* settings');
   if (container === undefined) throw new ConfigError('AZURE_STORAGE_CONTAINER', 'is required with Azure Blob storage');
-  if (!/^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(container)) {
-    throw new ConfigError('AZURE_STORAGE_CONTAINER', `"${container}" is not a valid container name (3-63 lowercase letters, digits, single hyphens)`);
-  }
-  if (accountUrl !== undefined) {
-    if (!/^https?:\/\/[^/\s]+\/?$/.test(accountUrl)) {
-      throw new ConfigError('AZURE_STORAGE_ACCOUNT_URL', 'must be the account URL, e.g. https://<account>.blob.core.windows.net');
-    }
-    return { kind: 'azure-managed-identity', accountUrl, container };
-  }
-  if (connectionString !== undefined && !/(AccountName|BlobEndpoint|SharedAccessSignature|UseDevelopmentStorage)=/i.test(connectionString)) {
-    throw new ConfigError('AZURE_STORAGE_CONNECTION_STRING', 'does not look like an Azure Storage connection string');
-  }
+  if (accountUrl !== undefined) return { kind: 'azure-managed-identity', accountUrl, container };
   return { kind: 'azure-connection-string', connectionString: connectionString ?? '', container };
 }
 
+// ---------------------------------------------------------------------------------------------
+// The kinds of variable the table is made of
+
 /**
- * The variable's value, trimmed; `undefined` when unset or blank. App Service leaves a Key Vault
- * reference it could not resolve as the literal `@Microsoft.KeyVault(...)` text: that is a
- * deployment fault, never a value.
+ * A variable read by `parse` from its trimmed text, `fallback` when it is unset or blank. App
+ * Service leaves a Key Vault reference it could not resolve as the literal `@Microsoft.KeyVault(...)`
+ * text: that is a deployment fault, never a value, whatever the variable.
  */
-function nonEmpty(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  if (value === undefined || value === '') return undefined;
-  if (value.startsWith('@Microsoft.KeyVault(')) {
-    throw new ConfigError(name, 'is an unresolved Key Vault reference: grant the app\'s identity access to the secret, or check the reference');
-  }
-  return value;
+function variable<T>(spec: {
+  readonly meaning: string;
+  readonly documentedDefault: string;
+  readonly bounds?: { readonly min: number; readonly max: number };
+  readonly fallback: (env: Env) => T;
+  readonly parse: (text: string, name: string) => T;
+}): ConfigVariable<T> {
+  return {
+    meaning: spec.meaning,
+    documentedDefault: spec.documentedDefault,
+    ...(spec.bounds !== undefined && { bounds: spec.bounds }),
+    read(env, name) {
+      const text = env[name]?.trim();
+      if (text === undefined || text === '') return spec.fallback(env);
+      if (text.startsWith('@Microsoft.KeyVault(')) {
+        throw new ConfigError(name, 'is an unresolved Key Vault reference: grant the app\'s identity access to the secret, or check the reference');
+      }
+      return spec.parse(text, name);
+    },
+  };
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
+function asCode(value: string | number): string {
+  return `\`${value}\``;
+}
+
+/** A whole number from `min` to `max`; a computed default is described in words for the docs. */
+function wholeNumber(
+  spec: { readonly min: number; readonly max: number; readonly meaning: string } & (
+    | { readonly fallback: number }
+    | { readonly fallback: (env: Env) => number; readonly documentedDefault: string }
+  ),
+): ConfigVariable<number> {
+  const { min, max, fallback } = spec;
+  return variable({
+    meaning: spec.meaning,
+    documentedDefault: 'documentedDefault' in spec ? spec.documentedDefault : asCode(spec.fallback),
+    bounds: { min, max },
+    fallback: typeof fallback === 'number' ? () => fallback : fallback,
+    parse(text, name) {
+      if (!/^\d+$/.test(text)) throw new ConfigError(name, `must be a whole number, got "${text}"`);
+      const value = Number(text);
+      if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+      return value;
+    },
+  });
+}
+
+function oneOf<const T extends string>(values: readonly T[], spec: { readonly fallback: T; readonly meaning: string }): ConfigVariable<T> {
+  return variable({
+    meaning: spec.meaning,
+    documentedDefault: asCode(spec.fallback),
+    fallback: () => spec.fallback,
+    parse(text, name) {
+      if (!(values as readonly string[]).includes(text)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${text}"`);
+      return text as T;
+    },
+  });
+}
+
+/** `on` or `off`, read as a flag. */
+function onOff(spec: { readonly fallback: 'on' | 'off'; readonly meaning: string }): ConfigVariable<boolean> {
+  const choice = oneOf(['on', 'off'] as const, spec);
+  return { ...choice, read: (env, name) => choice.read(env, name) === 'on' };
+}
+
+interface TextSpec {
+  readonly meaning: string;
+  readonly documentedDefault?: string;
+  /** What is wrong with the value (the message of its `ConfigError`), or `undefined` when nothing is. */
+  readonly check?: (value: string) => string | undefined;
+}
+
+/** Text, as given (trimmed); `undefined` when unset and there is no `fallback`. */
+function text(spec: TextSpec & { readonly fallback: string }): ConfigVariable<string>;
+function text(spec: TextSpec): ConfigVariable<string | undefined>;
+function text(spec: TextSpec & { readonly fallback?: string }): ConfigVariable<string | undefined> {
+  return variable({
+    meaning: spec.meaning,
+    documentedDefault: spec.documentedDefault ?? (spec.fallback === undefined ? '—' : asCode(spec.fallback)),
+    fallback: () => spec.fallback,
+    parse(value, name) {
+      const problem = spec.check?.(value);
+      if (problem !== undefined) throw new ConfigError(name, problem);
+      return value;
+    },
+  });
+}
+
+/** A file's path, made absolute against the working directory; `undefined` when unset. */
+function filePath(spec: { readonly meaning: string }): ConfigVariable<string | undefined> {
+  return variable({ meaning: spec.meaning, documentedDefault: '—', fallback: () => undefined, parse: (value) => resolve(value) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaults and checks too long for a line of the table
+
+/**
+ * scrypt keeps a core busy for ~50 ms per verification, on a thread of its own that keeps scrypt's
+ * 16 MiB once used (ScryptThreads). Leave a core for the event loop: one verification at a time on
+ * 2 cores, two from 3 cores up. The cap of UV_THREADPOOL_SIZE - 2 dates from when scrypt ran on
+ * Node's pool; it is kept so that the default, and the memory it takes, stay as they were.
+ */
+function defaultSecretHashConcurrency(env: Env): number {
+  const poolSize = Number(env['UV_THREADPOOL_SIZE'] ?? '') || 4;
+  return Math.max(1, Math.min(availableParallelism() - 1, poolSize - 2));
 }
 
 /**
  * RFC 8414 section 2: an issuer is a URL with no query or fragment; an origin alone keeps the
  * metadata at `/.well-known/oauth-authorization-server` (section 3) and every route at its path.
  */
-function publicBaseUrl(env: Env): string | undefined {
-  const raw = nonEmpty(env, 'PUBLIC_BASE_URL');
-  if (raw === undefined) return undefined;
+function parsePublicBaseUrl(text: string, name: string): string {
   const shape = /^(https?):\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?\/?$/;
-  if (!shape.test(raw)) {
+  if (!shape.test(text)) {
     // The value is not repeated: a URL with credentials in it must not reach the logs.
-    throw new ConfigError('PUBLIC_BASE_URL', "must be the gateway's origin, e.g. https://files.example.net (no path, query or credentials)");
+    throw new ConfigError(name, "must be the gateway's origin, e.g. https://files.example.net (no path, query or credentials)");
   }
-  return raw.replace(/\/$/, '');
+  return text.replace(/\/$/, '');
 }
 
-function trustProxy(env: Env): boolean | number | string {
-  const raw = nonEmpty(env, 'TRUST_PROXY');
-  if (raw === undefined || raw === 'false') return false;
-  if (raw === 'true') return true;
-  if (/^\d+$/.test(raw)) return Number(raw);
-  return raw;
+function redisUrlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a URL: use redis://[:password@]host[:port] or rediss:// for TLS (Azure Managed Redis: rediss://:<key>@<name>.<region>.redis.azure.net:10000)';
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') return `must start with redis:// or rediss://, got ${parsed.protocol}//`;
+  if (parsed.hostname === '') return 'has no host';
+  return undefined;
 }

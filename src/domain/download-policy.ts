@@ -75,9 +75,6 @@ export function decideDownload(file: DownloadedFile, request: DownloadRequest, n
   return decideRange(file, lastModified, request);
 }
 
-/** `decideDownload` under the name the rest of the domain uses for this decision. */
-export const DownloadPolicy = { decide: decideDownload } as const;
-
 // ---------------------------------------------------------------------------------------------
 // Preconditions (RFC 9110 section 13.2.2, steps 1 to 4)
 

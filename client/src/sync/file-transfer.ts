@@ -3,7 +3,7 @@ import { constants, createReadStream, ftruncateSync, writeFileSync } from 'node:
 import { lstat, mkdir, open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { GatewayClientError, isClientError } from '../errors.js';
-import type { DownloadResult, GatewayClient } from '../gateway-client.js';
+import type { DownloadOptions, DownloadResult } from '../call-types.js';
 import { commitFile } from './durable-file.js';
 import { PART_STATE_SUFFIX, PART_SUFFIX } from './local-path.js';
 
@@ -37,6 +37,11 @@ export type TransferResult =
       readonly resumedFrom: number;
     };
 
+/** What a transfer needs of a gateway client (`GatewayClient` is one). */
+export interface FileDownloader {
+  download(symbol: string, options: DownloadOptions): Promise<DownloadResult>;
+}
+
 /** The version a `.part` holds, kept beside it so that a later run can resume it with `If-Range`. */
 interface PartState {
   readonly etag: string;
@@ -53,7 +58,7 @@ interface PartState {
  * - a connection cut mid-body keeps the part and the next attempt resumes it;
  * - an abort (Ctrl-C) keeps the part and its state, for the next run.
  */
-export async function transferFile(client: Pick<GatewayClient, 'download'>, request: TransferRequest): Promise<TransferResult> {
+export async function transferFile(client: FileDownloader, request: TransferRequest): Promise<TransferResult> {
   const partPath = request.destination + PART_SUFFIX;
   const statePath = request.destination + PART_STATE_SUFFIX;
   await mkdir(dirname(request.destination), { recursive: true });

@@ -1,11 +1,23 @@
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import picomatch from 'picomatch';
+import type { CallOptions, Catalog, ListedFile, ListOptions } from '../call-types.js';
 import { GatewayClientError, isClientError, type ClientErrorCode } from '../errors.js';
-import type { GatewayClient, ListedFile } from '../gateway-client.js';
+import type { RetryEvent } from '../resilient-fetch.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
-import { transferFile } from './file-transfer.js';
+import { transferFile, type FileDownloader } from './file-transfer.js';
 import { checkFoldersInside, localPathFor } from './local-path.js';
 import { Manifest } from './manifest.js';
+
+/**
+ * What a sync needs of a gateway client: the methods it calls, no more. `GatewayClient` has them
+ * and offers `sync()` itself, so the client imports the sync and the sync never imports the client.
+ */
+export interface SyncClient extends FileDownloader {
+  catalog(options: CallOptions): Promise<Catalog>;
+  listAll(options: Omit<ListOptions, 'cursor'>): Promise<ListedFile[]>;
+  /** Told before every retry wait; returns the unsubscribe. */
+  onRetry(listener: (event: RetryEvent) => void): () => void;
+}
 
 export interface SyncOptions {
   /** The local mirror; created when missing. */
@@ -84,7 +96,7 @@ interface PlannedFile {
  * (and whose size on disk is right) costs no request, one the manifest knows under another ETag is
  * asked with `If-None-Match`, everything else is downloaded (resuming any `.part`) and verified.
  */
-export async function syncCatalog(client: GatewayClient, options: SyncOptions): Promise<SyncReport> {
+export async function syncCatalog(client: SyncClient, options: SyncOptions): Promise<SyncReport> {
   const stop = new AbortController();
   const signal = options.signal === undefined ? stop.signal : AbortSignal.any([options.signal, stop.signal]);
   const emit = options.onEvent ?? ((): void => undefined);
@@ -199,7 +211,7 @@ async function planFile(path: string, listed: ListedFile, destination: string, m
 }
 
 async function mirrorFile(
-  client: GatewayClient,
+  client: FileDownloader,
   dir: string,
   file: PlannedFile,
   manifest: Manifest,

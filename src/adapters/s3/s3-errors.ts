@@ -82,9 +82,6 @@ const table: Readonly<Record<S3ErrorCode, S3ErrorEntry>> = {
   SlowDown: { status: 503, log: 'warn' },
 };
 
-/** The S3 error codes, for the tests that check each one's body. */
-export const s3ErrorCodes = Object.keys(table) as S3ErrorCode[];
-
 /** Seconds to wait after a transient storage failure or a file that changed mid-request. */
 const RETRY_AFTER_SECONDS = { storage: 5, changed: 1 };
 
