@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** Where the files are served from. */
 export type StorageConfig =
@@ -64,6 +64,12 @@ export interface GatewayConfig {
   readonly redis: RedisConfig | undefined;
   /** What a rate limit does when its store (Redis) fails: let the request through, or refuse it with 503. */
   readonly rateLimitOnStoreError: 'allow' | 'deny';
+  /**
+   * The folder, shared by every instance, of the journal that monthly quota counts in Redis are
+   * rebuilt from when Redis loses them: QUOTA_JOURNAL_DIR, or `quota-journal/` beside CLIENTS_FILE;
+   * `undefined` without either (the embedded default), or without Redis.
+   */
+  readonly quotaJournalDir: string | undefined;
   /** How long a readiness probe result is reused, so a health checker cannot overload storage. */
   readonly readyCacheSeconds: number;
   /** How long requests in flight may finish after SIGTERM or SIGINT. */
@@ -129,6 +135,7 @@ export const CONFIG_VARIABLES = [
   'REDIS_CONNECT_TIMEOUT_MS',
   'REDIS_COMMAND_TIMEOUT_MS',
   'RATE_LIMIT_ON_STORE_ERROR',
+  'QUOTA_JOURNAL_DIR',
   'READY_CACHE_SECONDS',
   'SHUTDOWN_GRACE_SECONDS',
   'AUDIT_LOG_FILE',
@@ -179,10 +186,13 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
   const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
   if (!logLevels.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${logLevels.join(', ')}`);
 
+  const redis = redisConfig(env);
+  const resolvedClientsFile = clientsFile === undefined ? undefined : resolve(clientsFile);
+
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     storage,
-    clientsFile: clientsFile === undefined ? undefined : resolve(clientsFile),
+    clientsFile: resolvedClientsFile,
     clientsFileRecheckSeconds: integer(env, 'CLIENTS_FILE_RECHECK_SECONDS', 1, 0, 60),
     tokenSigningKey: tokenSigningKey === undefined ? new Uint8Array(randomBytes(48)) : new TextEncoder().encode(tokenSigningKey),
     tokenSigningKeyIsEphemeral: tokenSigningKey === undefined,
@@ -209,8 +219,9 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     trustProxy: trustProxy(env),
     publicBaseUrl: publicBaseUrl(env),
     logLevel,
-    redis: redisConfig(env),
+    redis,
     rateLimitOnStoreError: oneOf(env, 'RATE_LIMIT_ON_STORE_ERROR', ['allow', 'deny'] as const, 'allow'),
+    quotaJournalDir: quotaJournalDir(env, redis, resolvedClientsFile),
     readyCacheSeconds: integer(env, 'READY_CACHE_SECONDS', 5, 0, 300),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     auditLogFile: optionalPath(env, 'AUDIT_LOG_FILE'),
@@ -250,6 +261,13 @@ function redisConfig(env: Env): RedisConfig | undefined {
   }
   if (parsed.hostname === '') throw new ConfigError('REDIS_URL', 'has no host');
   return { url, keyPrefix, connectTimeoutMs, commandTimeoutMs };
+}
+
+/** The journal is only for counts Redis can lose; its default lives beside the registry, on the same shared disk. */
+function quotaJournalDir(env: Env, redis: RedisConfig | undefined, clientsFile: string | undefined): string | undefined {
+  const configured = optionalPath(env, 'QUOTA_JOURNAL_DIR');
+  if (redis === undefined) return undefined;
+  return configured ?? (clientsFile === undefined ? undefined : join(dirname(clientsFile), 'quota-journal'));
 }
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
