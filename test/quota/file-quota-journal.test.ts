@@ -84,6 +84,28 @@ describe('FileQuotaJournal', function () {
     });
   });
 
+  describe('when the file was written by an earlier writer of the same name', function () {
+    it('keeps that writer\'s records when it compacts the file', async function () {
+      const before = journal('instance-a');
+      await before.record({ clientId: 'acme', period: '2026-11', delta: 500 });
+      await before.close();
+      const after = journal('instance-a', 3);
+      for (let index = 0; index < 5; index += 1) await after.record({ clientId: 'globex', period: '2026-11', delta: 1 });
+      const lines = (await readFile(join(dir, '2026-11.instance-a.jsonl'), 'utf8')).trim().split('\n');
+      expect(lines.length).to.be.below(6);
+      expect(Object.fromEntries(await after.totals('2026-11'))).to.deep.equal({ acme: 500, globex: 5 });
+    });
+  });
+
+  describe('when the journal is closed', function () {
+    it('rejects a later record and writes nothing', async function () {
+      const a = journal('instance-a');
+      await a.close();
+      expect(await rejectionOf(a.record({ clientId: 'acme', period: '2026-11', delta: 1 }))).to.be.instanceOf(Error);
+      expect(await readdir(dir)).to.deep.equal([]);
+    });
+  });
+
   describe('when a record of a newer period arrives', function () {
     it('removes every writer\'s files of the periods before the previous one, and keeps the previous one', async function () {
       const a = journal('instance-a');

@@ -34,7 +34,9 @@ interface PeriodFile {
   readonly period: string;
   readonly path: string;
   handle: FileHandle | undefined;
-  /** The sum per client of the lines written, so that a compaction need not read the file. */
+  /** The file as it was before this journal first wrote to it has been read into `totals` and `lines`. */
+  loaded: boolean;
+  /** The sum per client of the lines in the file, so that a compaction need not read it again. */
   readonly totals: Map<string, number>;
   lines: number;
   compactAt: number;
@@ -59,6 +61,7 @@ export class FileQuotaJournal implements QuotaJournal {
   readonly #onMaintenanceError: (error: unknown, action: string) => void;
   readonly #files = new Map<string, PeriodFile>();
   #newestPeriod: string | undefined;
+  #closed = false;
 
   constructor(options: FileQuotaJournalOptions) {
     if (!WRITER_NAME.test(options.writerName)) throw new RangeError(`A journal writer's name is 1-80 of A-Z a-z 0-9 -, not "${options.writerName}"`);
@@ -71,6 +74,7 @@ export class FileQuotaJournal implements QuotaJournal {
   record(entry: QuotaJournalEntry): Promise<void> {
     if (!PERIOD.test(entry.period)) return Promise.reject(new RangeError(`A quota period is YYYY-MM, not "${entry.period}"`));
     if (!Number.isSafeInteger(entry.delta)) return Promise.reject(new RangeError(`A quota change is a whole number of bytes, not ${entry.delta}`));
+    if (this.#closed) return Promise.reject(new Error(`The quota journal in ${this.#dir} is closed`));
     if (entry.delta === 0) return Promise.resolve();
     this.#notePeriod(entry.period);
     const file = this.#fileOf(entry.period);
@@ -103,6 +107,7 @@ export class FileQuotaJournal implements QuotaJournal {
 
   /** Waits for the records under way, then closes the files. */
   async close(): Promise<void> {
+    this.#closed = true;
     for (const file of this.#files.values()) {
       await file.flushing;
       await closeQuietly(file);
@@ -120,6 +125,7 @@ export class FileQuotaJournal implements QuotaJournal {
       const batch = file.pending.splice(0);
       const text = batch.map(({ entry }) => `${JSON.stringify({ clientId: entry.clientId, period: entry.period, delta: entry.delta })}\n`).join('');
       try {
+        if (!file.loaded) await this.#load(file);
         file.handle ??= await this.#openForAppend(file.path);
         await file.handle.appendFile(file.torn ? `\n${text}` : text);
         file.torn = false;
@@ -157,6 +163,28 @@ export class FileQuotaJournal implements QuotaJournal {
     }
   }
 
+  /**
+   * Reads what the file already holds (a writer of the same name before this one), so that a
+   * compaction keeps it: the file is rewritten from `totals`, never from what this journal wrote alone.
+   */
+  async #load(file: PeriodFile): Promise<void> {
+    let text = '';
+    try {
+      text = await readFile(file.path, 'utf8');
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+    }
+    for (const line of text.split('\n')) {
+      const entry = parseLine(line, file.period);
+      if (entry === undefined) continue;
+      file.totals.set(entry.clientId, (file.totals.get(entry.clientId) ?? 0) + entry.delta);
+      file.lines += 1;
+    }
+    // A last line without its end of line: the next write starts a line of its own.
+    file.torn = text !== '' && !text.endsWith('\n');
+    file.loaded = true;
+  }
+
   async #openForAppend(path: string): Promise<FileHandle> {
     await mkdir(this.#dir, { recursive: true });
     return open(path, 'a');
@@ -169,6 +197,7 @@ export class FileQuotaJournal implements QuotaJournal {
         period,
         path: join(this.#dir, `${period}.${this.#writerName}.jsonl`),
         handle: undefined,
+        loaded: false,
         totals: new Map(),
         lines: 0,
         compactAt: this.#compactAfterLines,
