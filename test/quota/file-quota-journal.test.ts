@@ -77,10 +77,14 @@ describe('FileQuotaJournal', function () {
 
     it('stays bounded by its clients over 5,000 records, not by the records', async function () {
       const a = journal('instance-a', 100);
-      for (let index = 0; index < 5000; index += 1) await a.record({ clientId: `client-${index % 20}`, period: '2026-11', delta: 1 });
+      // 100 rounds of 50 downloads at once.
+      for (let round = 0; round < 100; round += 1) {
+        await Promise.all(Array.from({ length: 50 }, (_, index) => a.record({ clientId: `client-${index % 20}`, period: '2026-11', delta: 1 })));
+      }
       const lines = (await readFile(join(dir, '2026-11.instance-a.jsonl'), 'utf8')).trim().split('\n');
-      expect(lines.length).to.be.at.most(120);
-      expect((await a.totals('2026-11')).get('client-7')).to.equal(250);
+      expect(lines.length).to.be.at.most(150);
+      const totals = await a.totals('2026-11');
+      expect([totals.get('client-7'), totals.get('client-15')]).to.deep.equal([300, 200]);
     });
   });
 
@@ -112,12 +116,13 @@ describe('FileQuotaJournal', function () {
       const b = journal('instance-b');
       await b.record({ clientId: 'acme', period: '2026-09', delta: 1 });
       await b.record({ clientId: 'acme', period: '2026-10', delta: 2 });
+      await writeFile(join(dir, '2026-10.instance-c.jsonl.0123abcd.tmp'), 'a compaction a crash interrupted');
       await a.record({ clientId: 'acme', period: '2026-12', delta: 3 });
-      await eventually(async () => !(await readdir(dir)).includes('2026-10.instance-b.jsonl'));
-      expect((await readdir(dir)).sort()).to.deep.equal(['2026-12.instance-a.jsonl']);
+      await eventually(async () => (await readdir(dir)).length === 1);
+      expect(await readdir(dir)).to.deep.equal(['2026-12.instance-a.jsonl']);
       await a.record({ clientId: 'acme', period: '2026-11', delta: 4 });
       await a.record({ clientId: 'acme', period: '2027-01', delta: 5 });
-      await eventually(async () => !(await readdir(dir)).includes('2026-11.instance-a.jsonl'));
+      await eventually(async () => (await readdir(dir)).length === 2);
       expect((await readdir(dir)).sort()).to.deep.equal(['2026-12.instance-a.jsonl', '2027-01.instance-a.jsonl']);
     });
   });
@@ -141,6 +146,16 @@ describe('FileQuotaJournal', function () {
       const error = await rejectionOf(a.record({ clientId: 'acme', period: '2026-11', delta: 100 }));
       expect((error as NodeJS.ErrnoException).code).to.be.oneOf(['EEXIST', 'ENOTDIR']);
       await rm(blocked);
+      await a.record({ clientId: 'acme', period: '2026-11', delta: 40 });
+      expect(Object.fromEntries(await a.totals('2026-11'))).to.deep.equal({ acme: 40 });
+    });
+  });
+
+  describe('when the folder is removed while the journal is in use', function () {
+    it('writes the next record into the folder made again, where readers find it', async function () {
+      const a = journal('instance-a');
+      await a.record({ clientId: 'acme', period: '2026-11', delta: 100 });
+      await rm(dir, { recursive: true });
       await a.record({ clientId: 'acme', period: '2026-11', delta: 40 });
       expect(Object.fromEntries(await a.totals('2026-11'))).to.deep.equal({ acme: 40 });
     });

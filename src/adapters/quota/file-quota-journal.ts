@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { QuotaJournal, QuotaJournalEntry } from '../../domain/ports.js';
 
@@ -33,7 +33,6 @@ interface Pending {
 interface PeriodFile {
   readonly period: string;
   readonly path: string;
-  handle: FileHandle | undefined;
   /** The file as it was before this journal first wrote to it has been read into `totals` and `lines`. */
   loaded: boolean;
   /** The sum per client of the lines in the file, so that a compaction need not read it again. */
@@ -108,10 +107,7 @@ export class FileQuotaJournal implements QuotaJournal {
   /** Waits for the records under way, then closes the files. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const file of this.#files.values()) {
-      await file.flushing;
-      await closeQuietly(file);
-    }
+    for (const file of this.#files.values()) await file.flushing;
     this.#files.clear();
   }
 
@@ -126,12 +122,10 @@ export class FileQuotaJournal implements QuotaJournal {
       const text = batch.map(({ entry }) => `${JSON.stringify({ clientId: entry.clientId, period: entry.period, delta: entry.delta })}\n`).join('');
       try {
         if (!file.loaded) await this.#load(file);
-        file.handle ??= await this.#openForAppend(file.path);
-        await file.handle.appendFile(file.torn ? `\n${text}` : text);
+        await this.#append(file.path, file.torn ? `\n${text}` : text);
         file.torn = false;
       } catch (error) {
         file.torn = true;
-        await closeQuietly(file);
         for (const pending of batch) pending.reject(error);
         continue;
       }
@@ -150,7 +144,6 @@ export class FileQuotaJournal implements QuotaJournal {
     const temporary = `${file.path}.${randomBytes(4).toString('hex')}.tmp`;
     try {
       await writeFile(temporary, lines.join(''));
-      await closeQuietly(file);
       await rename(temporary, file.path);
       file.lines = lines.length;
       file.torn = false;
@@ -185,9 +178,18 @@ export class FileQuotaJournal implements QuotaJournal {
     file.loaded = true;
   }
 
-  async #openForAppend(path: string): Promise<FileHandle> {
-    await mkdir(this.#dir, { recursive: true });
-    return open(path, 'a');
+  /**
+   * Opens, appends and closes for each batch rather than keeping the file open: a folder removed
+   * or replaced under a long-lived handle would take the records into a file nobody can read.
+   */
+  async #append(path: string, text: string): Promise<void> {
+    try {
+      await appendFile(path, text);
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      await mkdir(this.#dir, { recursive: true });
+      await appendFile(path, text);
+    }
   }
 
   #fileOf(period: string): PeriodFile {
@@ -196,7 +198,6 @@ export class FileQuotaJournal implements QuotaJournal {
       file = {
         period,
         path: join(this.#dir, `${period}.${this.#writerName}.jsonl`),
-        handle: undefined,
         loaded: false,
         totals: new Map(),
         lines: 0,
@@ -215,20 +216,15 @@ export class FileQuotaJournal implements QuotaJournal {
     if (this.#newestPeriod !== undefined && period <= this.#newestPeriod) return;
     this.#newestPeriod = period;
     const oldest = previousPeriod(period);
-    for (const [kept, file] of this.#files) {
-      if (kept >= oldest) continue;
-      this.#files.delete(kept);
-      void (async () => {
-        await file.flushing;
-        await closeQuietly(file);
-      })();
-    }
+    // A write under way still finishes: its loop holds its file.
+    for (const kept of [...this.#files.keys()]) if (kept < oldest) this.#files.delete(kept);
     void this.#forgetBefore(oldest).catch((error: unknown) => this.#onMaintenanceError(error, `removing quota journal files before ${oldest} from ${this.#dir}`));
   }
 
   async #forgetBefore(oldest: string): Promise<void> {
     for (const name of await this.#names()) {
-      const period = FILE_NAME.exec(name)?.[1];
+      // A period's files, and the temporary file of a compaction a crash interrupted.
+      const period = /^(\d{4}-\d{2})\.[A-Za-z0-9-]{1,80}\.jsonl(\.[0-9a-f]{8}\.tmp)?$/.exec(name)?.[1];
       if (period !== undefined && period < oldest) await rm(join(this.#dir, name), { force: true });
     }
   }
@@ -262,13 +258,6 @@ function parseLine(line: string, period: string): QuotaJournalEntry | undefined 
   const { clientId, period: linePeriod, delta } = value as Record<string, unknown>;
   if (typeof clientId !== 'string' || linePeriod !== period || typeof delta !== 'number' || !Number.isSafeInteger(delta)) return undefined;
   return { clientId, period, delta };
-}
-
-async function closeQuietly(file: PeriodFile): Promise<void> {
-  const handle = file.handle;
-  file.handle = undefined;
-  // A handle that cannot close has nothing left to write: its records were written or rejected.
-  await handle?.close().catch(() => undefined);
 }
 
 function isMissing(error: unknown): boolean {
