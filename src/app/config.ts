@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** Where the files are served from. */
 export type StorageConfig =
@@ -64,6 +64,12 @@ export interface GatewayConfig {
   readonly redis: RedisConfig | undefined;
   /** What a rate limit does when its store (Redis) fails: let the request through, or refuse it with 503. */
   readonly rateLimitOnStoreError: 'allow' | 'deny';
+  /**
+   * The folder, shared by every instance, of the journal that monthly quota counts in Redis are
+   * rebuilt from when Redis loses them: QUOTA_JOURNAL_DIR, or `quota-journal/` beside CLIENTS_FILE;
+   * `undefined` without either (the embedded default), or without Redis.
+   */
+  readonly quotaJournalDir: string | undefined;
   /** How long a readiness probe result is reused, so a health checker cannot overload storage. */
   readonly readyCacheSeconds: number;
   /** How long requests in flight may finish after SIGTERM or SIGINT. */
@@ -395,6 +401,15 @@ export const CONFIG_TABLE = Object.freeze({
       'While Redis fails: `allow` lets requests through unlimited, `deny` refuses them with `503 limits_unavailable` ' +
       'and `Retry-After: 5`. See [Several instances and Redis](#several-instances-and-redis).',
   }),
+  QUOTA_JOURNAL_DIR: variable({
+    documentedDefault: '`quota-journal/` beside `CLIENTS_FILE`',
+    fallback: () => undefined,
+    parse: (value) => resolve(value),
+    meaning:
+      'With `REDIS_URL`: the folder, shared by every instance (on App Service, under `/home`), of the journal the monthly ' +
+      'quota counts are rebuilt from when Redis loses them; see [When Redis loses the quota counts](#when-redis-loses-the-quota-counts). ' +
+      'Created when first written (and again if removed). Without `REDIS_URL`, or without this and `CLIENTS_FILE` (the embedded default), there is no journal.',
+  }),
   READY_CACHE_SECONDS: wholeNumber({
     fallback: 5,
     min: 0,
@@ -507,6 +522,11 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
         ? undefined
         : { url: values.REDIS_URL, keyPrefix: values.REDIS_KEY_PREFIX, connectTimeoutMs: values.REDIS_CONNECT_TIMEOUT_MS, commandTimeoutMs: values.REDIS_COMMAND_TIMEOUT_MS },
     rateLimitOnStoreError: values.RATE_LIMIT_ON_STORE_ERROR,
+    // The journal is only for counts Redis can lose; its default lives beside the registry, on the same shared disk.
+    quotaJournalDir:
+      values.REDIS_URL === undefined
+        ? undefined
+        : (values.QUOTA_JOURNAL_DIR ?? (values.CLIENTS_FILE === undefined ? undefined : join(dirname(values.CLIENTS_FILE), 'quota-journal'))),
     readyCacheSeconds: values.READY_CACHE_SECONDS,
     shutdownGraceSeconds: values.SHUTDOWN_GRACE_SECONDS,
     auditLogFile: values.AUDIT_LOG_FILE,

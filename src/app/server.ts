@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
 import { InMemoryClientRegistry } from '../adapters/clients/in-memory-client-registry.js';
 import { JsonClientRegistry } from '../adapters/clients/json-client-registry.js';
@@ -13,6 +15,8 @@ import { connectRedis, pingRedis } from '../adapters/redis/redis-client.js';
 import { redisCountedVersions } from '../adapters/redis/redis-counted-versions.js';
 import { RedisQuotaLedger } from '../adapters/redis/redis-quota-ledger.js';
 import { redisStores } from '../adapters/redis/redis-rate-limit-stores.js';
+import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
+import { FileQuotaJournal } from '../adapters/quota/file-quota-journal.js';
 import type { GatewayConfig } from './config.js';
 import { createGateway, systemClock } from './create-app.js';
 import { printDemoInstructions } from './demo-instructions.js';
@@ -55,6 +59,20 @@ async function registryFor(config: GatewayConfig, logger: Logger): Promise<{ reg
 }
 
 /**
+ * The quota journal beside Redis, when there is a folder for it. Each process writes files of its
+ * own (host, process id and a random part), so no two processes ever append to the same file.
+ */
+function quotaJournalFor(config: GatewayConfig, logger: Logger): FileQuotaJournal | undefined {
+  if (config.quotaJournalDir === undefined) return undefined;
+  const host = hostname().replace(/[^A-Za-z0-9-]/g, '-').slice(0, 50) || 'host';
+  return new FileQuotaJournal({
+    dir: config.quotaJournalDir,
+    writerName: `${host}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    onMaintenanceError: (error, action) => logger.warn({ err: error }, `quota journal: ${action} failed; the records are all kept, the folder is only bigger`),
+  });
+}
+
+/**
  * Runs the gateway with a validated configuration: the adapters it names, the app, the HTTP server,
  * and the drain on SIGTERM and SIGINT. Storage or Redis being unreachable does not stop it: the
  * instance starts, `/ready` says what is missing, and it connects when they come up.
@@ -80,6 +98,8 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
           logger,
         });
   const redisProblem = redis === undefined ? undefined : () => pingRedis(redis);
+  const metrics = new GatewayMetrics();
+  const quotaJournal = redis === undefined ? undefined : quotaJournalFor(config, logger);
   const { registry, demoSecret } = await registryFor(config, logger);
   const { store, storageLinks } = storeFor(config);
   const readiness = new Readiness({
@@ -96,12 +116,29 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     logger,
     audit,
     readiness,
+    metrics,
     ...(storageLinks !== undefined && { storageLinks }),
     ...(redis !== undefined &&
       config.redis !== undefined && {
         rateLimitStores: redisStores(redis, config.redis.keyPrefix),
         countedVersions: redisCountedVersions(redis, config.redis.keyPrefix, logger),
-        quotaLedger: new RedisQuotaLedger(redis, config.redis.keyPrefix),
+        quotaLedger: new RedisQuotaLedger(
+          redis,
+          config.redis.keyPrefix,
+          quotaJournal && {
+            journal: quotaJournal,
+            onJournalError: config.rateLimitOnStoreError,
+            onJournalFailure: (error, entry, kept) =>
+              logger.error(
+                { err: error, clientId: entry.clientId, period: entry.period, delta: entry.delta },
+                kept ? 'quota journal unwritable: the change is counted in Redis only' : 'quota journal unwritable: the reservation is taken back and refused',
+              ),
+            onRebuilt: ({ period, clients }) => {
+              logger.warn({ period, clients }, `quota ledger reset detected: rebuilt ${clients} clients of ${period} from the journal`);
+              metrics.quotaLedgerRebuilt(clients);
+            },
+          },
+        ),
       }),
   });
 
@@ -131,6 +168,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
       // Downloads the drain cut give their unsent bytes back and write their audit records first.
       await settled();
       await audit.close();
+      await quotaJournal?.close();
       redis?.disconnect();
       await telemetry?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'telemetry could not be flushed'));
       stdout.flushSync();

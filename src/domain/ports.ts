@@ -267,3 +267,31 @@ export interface DownloadLimit {
   /** Counts one download; refuses (`RateLimited`, the count kept, as the window's) past the limit. */
   count(clientId: string): Promise<BudgetStanding | undefined>;
 }
+
+/** One change to a client's count in a period: a reservation (positive) or a refund (negative). */
+export interface QuotaJournalEntry {
+  readonly clientId: string;
+  /** The period's key, e.g. `2026-11`. */
+  readonly period: string;
+  /** Bytes added to the count (a reservation) or, negative, taken off it (a refund). */
+  readonly delta: number;
+}
+
+/**
+ * The durable record of a quota ledger's changes, kept beside a ledger that can lose its counts
+ * (Redis without persistence, restarted or failed over): the counts it lost are rebuilt from it.
+ * Every instance of the fleet records into the same journal and reads every instance's records.
+ * The journal keeps the current and the previous period; older periods are forgotten.
+ */
+export interface QuotaJournal {
+  /**
+   * Records `entry` before resolving (written to the file system, not only queued). Rejects when it
+   * cannot; the caller decides whether the change goes on unrecorded.
+   */
+  record(entry: QuotaJournalEntry): Promise<void>;
+  /**
+   * Every client's total in `period` over every instance's records, never below zero; a client
+   * without records is absent. Changes still being recorded (in flight) may be missing.
+   */
+  totals(period: string): Promise<ReadonlyMap<string, number>>;
+}

@@ -46,6 +46,26 @@ describe('loadConfig', function () {
     }
   });
 
+  describe('QUOTA_JOURNAL_DIR', function () {
+    const redisUrl = 'rediss://:key@cache.westeurope.redis.azure.net:10000';
+
+    it('defaults to quota-journal/ beside CLIENTS_FILE when REDIS_URL is set', function () {
+      expect(load({ REDIS_URL: redisUrl, CLIENTS_FILE: '/home/gateway/clients.json' }).quotaJournalDir).to.equal('/home/gateway/quota-journal');
+    });
+
+    it('is read as a path, relative to the working folder', function () {
+      expect(load({ REDIS_URL: redisUrl, QUOTA_JOURNAL_DIR: 'journal' }).quotaJournalDir).to.equal(`${process.cwd()}/journal`);
+    });
+
+    it('is unused without REDIS_URL (the counts are in memory: nothing to rebuild)', function () {
+      expect(load({ CLIENTS_FILE: '/home/gateway/clients.json', QUOTA_JOURNAL_DIR: '/home/journal' }).quotaJournalDir).to.equal(undefined);
+    });
+
+    it('is unset on the embedded default with Redis (no CLIENTS_FILE to stand beside)', function () {
+      expect(load({ REDIS_URL: redisUrl }).quotaJournalDir).to.equal(undefined);
+    });
+  });
+
   describe('PORTAL', function () {
     it('is on by default, and off with PORTAL=off', function () {
       expect(load({}).portal).to.equal(true);

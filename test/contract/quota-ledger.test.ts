@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
+import { FileQuotaJournal } from '../../src/adapters/quota/file-quota-journal.js';
 import { MemoryQuotaLedger } from '../../src/adapters/quota/memory-quota-ledger.js';
 import { RedisQuotaLedger } from '../../src/adapters/redis/redis-quota-ledger.js';
 import type { Clock, QuotaLedger } from '../../src/domain/ports.js';
@@ -8,16 +12,43 @@ import { sharedRedis, uniqueKeyPrefix } from '../support/redis.js';
 const clock: Clock = { now: () => new Date('2026-11-24T10:00:00Z') };
 const expiresAt = new Date('2027-02-01T00:00:00Z');
 
-const adapters: { name: string; make: () => { ledger: QuotaLedger; close: () => Promise<void> } }[] = [
-  { name: 'MemoryQuotaLedger', make: () => ({ ledger: new MemoryQuotaLedger(clock), close: async () => undefined }) },
+const adapters: { name: string; make: () => Promise<{ ledger: QuotaLedger; close: () => Promise<void> }> }[] = [
+  { name: 'MemoryQuotaLedger', make: async () => ({ ledger: new MemoryQuotaLedger(clock), close: async () => undefined }) },
   {
     name: 'RedisQuotaLedger (the machine’s Redis)',
-    make: () => {
+    make: async () => {
       const redis = sharedRedis();
       const prefix = uniqueKeyPrefix('quota');
       return {
         ledger: new RedisQuotaLedger(redis, prefix),
         close: async () => {
+          const keys = await redis.keys(`${prefix}*`);
+          if (keys.length > 0) await redis.del(...keys);
+          redis.disconnect();
+        },
+      };
+    },
+  },
+  {
+    name: 'RedisQuotaLedger with a FileQuotaJournal (the machine’s Redis, a temporary folder)',
+    make: async () => {
+      const redis = sharedRedis();
+      const prefix = uniqueKeyPrefix('quota-journaled');
+      const dir = await mkdtemp(join(tmpdir(), 'dfg-quota-journal-'));
+      const journal = new FileQuotaJournal({ dir, writerName: 'contract' });
+      const ledger = new RedisQuotaLedger(redis, prefix, {
+        journal,
+        onJournalError: 'deny',
+        onJournalFailure: (error) => {
+          throw error;
+        },
+        onRebuilt: () => undefined,
+      });
+      return {
+        ledger,
+        close: async () => {
+          await journal.close();
+          await rm(dir, { recursive: true, force: true });
           const keys = await redis.keys(`${prefix}*`);
           if (keys.length > 0) await redis.del(...keys);
           redis.disconnect();
@@ -32,8 +63,8 @@ for (const adapter of adapters) {
     let ledger: QuotaLedger;
     let close: () => Promise<void>;
 
-    beforeEach(function () {
-      ({ ledger, close } = adapter.make());
+    beforeEach(async function () {
+      ({ ledger, close } = await adapter.make());
     });
 
     afterEach(async function () {

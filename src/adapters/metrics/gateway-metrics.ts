@@ -28,6 +28,7 @@ export class GatewayMetrics {
   readonly #storageErrors: Counter<'operation' | 'code'>;
   readonly #verificationsWaiting: Gauge;
   readonly #verificationsRefused: Counter<'reason'>;
+  readonly #quotaRebuilds: Counter;
   readonly #otel: {
     readonly requests: OtelCounter;
     readonly requestDuration: OtelHistogram;
@@ -71,6 +72,11 @@ export class GatewayMetrics {
       name: 'dfg_secret_verifications_refused_total',
       help: 'Token requests refused without waiting, by reason: the address held its share of the verification queue, or the queue was full.',
       labelNames: ['reason'],
+      registers,
+    });
+    this.#quotaRebuilds = new Counter({
+      name: 'dfg_quota_counts_rebuilt_total',
+      help: 'Clients\' monthly quota counts that Redis had lost and this instance wrote back from the quota journal.',
       registers,
     });
     this.#storageErrors = new Counter({ name: 'dfg_storage_errors_total', help: 'Storage calls that failed, by operation and error code.', labelNames: ['operation', 'code'], registers });
@@ -125,6 +131,11 @@ export class GatewayMetrics {
 
   secretVerificationRefused(reason: 'address_share' | 'queue_full'): void {
     this.#verificationsRefused.inc({ reason });
+  }
+
+  /** This instance wrote back `clients` quota counts that Redis had lost (a restart or failover without persistence). */
+  quotaLedgerRebuilt(clients: number): void {
+    this.#quotaRebuilds.inc(clients);
   }
 
   /**
