@@ -9,8 +9,10 @@ import { builtPortalFiles, portalLinkTtlMs, type PortalSettings } from '../adapt
 import { SignedLinks } from '../adapters/http/signed-links.js';
 import { ListCursors } from '../adapters/http/list-cursors.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
-import { memoryCountedVersions, type CountedVersionsFactory } from '../adapters/http/counted-versions.js';
-import { createDownloadLimit, memoryStores, resilientStores, type RateLimitStoreFactory } from '../adapters/http/rate-limits.js';
+import { memoryCountedVersions } from '../adapters/limits/memory-counted-versions.js';
+import { createDownloadLimit } from '../adapters/limits/download-limit.js';
+import { boundedMemoryStores } from '../adapters/limits/memory-rate-limit-store.js';
+import { resilientStores } from '../adapters/limits/resilient-stores.js';
 import { VerificationQueue, verificationQueueBounds } from '../adapters/http/verification-queue.js';
 import { MemoryQuotaLedger } from '../adapters/quota/memory-quota-ledger.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
@@ -28,7 +30,7 @@ import { EventBus } from '../application/events.js';
 import { FileAccess } from '../application/file-access.js';
 import { Metering } from '../application/metering.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
-import type { BlobStore, ClientRegistry, Clock, QuotaLedger, SecretHasher } from '../domain/ports.js';
+import type { BlobStore, ClientRegistry, Clock, CountedVersionsFactory, QuotaLedger, RateLimitStores, SecretHasher } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
 import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
 import { logReadinessProblems, Readiness } from './readiness.js';
@@ -43,7 +45,7 @@ export interface AppAdapters {
   /** How client secrets are verified; scrypt (SECRET_HASH_CONCURRENCY at once) when absent. */
   readonly secrets?: SecretHasher;
   /** Where rate-limit counts live; this process's memory when absent. */
-  readonly rateLimitStores?: RateLimitStoreFactory;
+  readonly rateLimitStores?: RateLimitStores;
   /**
    * Where the file versions counted within the download window live (one download per client and
    * file version); this process's memory when absent.
@@ -127,7 +129,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     onRefused: (reason) => metrics.secretVerificationRefused(reason),
   });
   const portal = portalSettings(config, links, signedLinks);
-  const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);
+  const stores = resilientStores(adapters.rateLimitStores ?? boundedMemoryStores(clock), config.rateLimitOnStoreError, logger, clock);
   const audit = adapters.audit ?? noAudit;
   // What the core reports once final: the audit trail and the metrics follow from it.
   const events = new EventBus();
@@ -135,7 +137,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   events.subscribe(metrics.onEvent);
   const downloadWindowMs = config.downloadRateWindowSeconds * 1000;
   const metering = new Metering({
-    limit: createDownloadLimit({ limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores }),
+    limit: createDownloadLimit({ limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores, clock }),
     versions: (adapters.countedVersions ?? memoryCountedVersions(clock))(downloadWindowMs),
     quota: new MonthlyQuota(adapters.quotaLedger ?? new MemoryQuotaLedger(clock), clock),
     clock,

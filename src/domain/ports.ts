@@ -295,3 +295,33 @@ export interface QuotaJournal {
    */
   totals(period: string): Promise<ReadonlyMap<string, number>>;
 }
+
+/** A key's count in a rate-limit window, and when the window resets. */
+export interface WindowCount {
+  readonly totalHits: number;
+  readonly resetTime: Date | undefined;
+}
+
+/**
+ * Counts per key over a fixed window: the store every request limit is counted in (each instance's
+ * memory, or Redis shared by the fleet). Its shape is express-rate-limit's `Store`, which the HTTP
+ * adapter's middleware takes as it is. Keys are registered clients or addresses, bounded by the adapter.
+ */
+export interface RateLimitStore {
+  /** Whether the counts are this instance's only. */
+  readonly localKeys?: boolean;
+  /** The window's length, before the first call. */
+  init?(options: { readonly windowMs: number }): void | Promise<void>;
+  get?(key: string): Promise<WindowCount | undefined>;
+  /** Adds one to the key's count in the current window (a new window when there is none). */
+  increment(key: string): Promise<WindowCount>;
+  /** Takes one back, never below zero; a window that ended is not brought back. */
+  decrement(key: string): Promise<void>;
+  resetKey(key: string): Promise<void>;
+}
+
+/** Makes a store for one limit; each limit gets its own, initialised with its own window. */
+export type RateLimitStores = (name: string) => RateLimitStore;
+
+/** Makes the counted versions of a download window of `windowMs`. */
+export type CountedVersionsFactory = (windowMs: number) => CountedVersions;

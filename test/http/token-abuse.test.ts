@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
 import { expect } from 'chai';
-import type { Options, Store } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { ScryptSecretHasher } from '../../src/adapters/clients/secret-hash.js';
-import { memoryStores, type RateLimitStoreFactory } from '../../src/adapters/http/rate-limits.js';
+import { boundedMemoryStores } from '../../src/adapters/limits/memory-rate-limit-store.js';
+import type { RateLimitStore, RateLimitStores } from '../../src/domain/ports.js';
 import { GatewayMetrics } from '../../src/adapters/metrics/gateway-metrics.js';
 import { redisStores } from '../../src/adapters/redis/redis-rate-limit-stores.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
@@ -82,15 +82,15 @@ class CountingHasher implements SecretHasher {
 }
 
 /** Stores from `factory`, recording every key they are asked to count, by budget. */
-function keyRecordingStores(factory: RateLimitStoreFactory): { stores: RateLimitStoreFactory; keys: Map<string, Set<string>> } {
+function keyRecordingStores(factory: RateLimitStores): { stores: RateLimitStores; keys: Map<string, Set<string>> } {
   const keys = new Map<string, Set<string>>();
-  const stores: RateLimitStoreFactory = (name) => {
+  const stores: RateLimitStores = (name) => {
     const inner = factory(name);
     const counted = new Set<string>();
     keys.set(name, counted);
-    const store: Store = {
+    const store: RateLimitStore = {
       localKeys: inner.localKeys ?? false,
-      init: (options: Options) => inner.init?.(options),
+      init: (options) => inner.init?.(options),
       get: async (key) => inner.get?.(key),
       increment: async (key) => {
         counted.add(key);
@@ -160,7 +160,7 @@ describe('issue 16 D1: every rate-limit key is bounded, whatever client ids a ca
   }
 
   it('keeps the in-memory budgets at 3 keys in all (one per address, not per id) after 60 requests naming 60 made-up ids', async function () {
-    const { stores, keys } = keyRecordingStores(memoryStores);
+    const { stores, keys } = keyRecordingStores(boundedMemoryStores({ now: () => new Date() }));
     const gateway = await startGateway({ store: new MemoryBlobStore(), clients: [acme], rateLimitStores: stores, env });
     try {
       const answers = await madeUpIdFlood(gateway);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Options } from 'express-rate-limit';
 import { RequestRefused } from '../../src/adapters/http/error-responses.js';
-import { BoundedMemoryStore } from '../../src/adapters/http/rate-limits.js';
+import { BoundedMemoryStore } from '../../src/adapters/limits/memory-rate-limit-store.js';
 import { VerificationQueue, verificationQueueBounds } from '../../src/adapters/http/verification-queue.js';
 
 /** Work that runs until the test finishes it, recording when it started. */
@@ -110,7 +110,7 @@ describe('VerificationQueue (src/adapters/http/verification-queue.ts)', function
   });
 });
 
-describe('BoundedMemoryStore (src/adapters/http/rate-limits.ts)', function () {
+describe('BoundedMemoryStore (src/adapters/limits/memory-rate-limit-store.ts)', function () {
   it('keeps at most its bound of keys, forgetting the one counted least recently', async function () {
     const store = new BoundedMemoryStore(3);
     store.init({ windowMs: 60_000 } as Options);

@@ -1,10 +1,7 @@
 import { isIP } from 'node:net';
 import type { Request, RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit, type ClientRateLimitInfo, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
-import { LRUCache } from 'lru-cache';
-import type { Logger } from 'pino';
-import { LimitsUnavailable, RateLimited, type BudgetStanding } from '../../domain/errors.js';
-import type { ClientRegistry, DownloadLimit } from '../../domain/ports.js';
+import { ipKeyGenerator, rateLimit, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
+import type { ClientRegistry, RateLimitStores } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
 
 /**
@@ -12,170 +9,6 @@ import { RequestRefused } from './error-responses.js';
  * store (each instance's memory, or one shared by every instance) keeps them all. Every refusal is
  * a thrown `rate_limited` for the error renderer.
  */
-
-/** Makes a store for one budget; each budget gets its own, initialised with its own window. */
-export type RateLimitStoreFactory = (name: string) => Store;
-
-/**
- * Keys one in-memory budget remembers. Every key is a registered client or an address (see
- * `LimitedParty`), so a real deployment stays far below it; past it, the key counted least recently
- * is forgotten (its count starts again), so memory stays bounded (about 150 bytes a key) whatever
- * an attacker sends.
- */
-export const MEMORY_STORE_MAX_KEYS = 100_000;
-
-/** Each budget's counts in this process's memory, at most `maxKeys` keys each. */
-export function boundedMemoryStores(maxKeys: number = MEMORY_STORE_MAX_KEYS): RateLimitStoreFactory {
-  return () => new BoundedMemoryStore(maxKeys);
-}
-
-export const memoryStores: RateLimitStoreFactory = boundedMemoryStores();
-
-interface Count {
-  totalHits: number;
-  readonly resetTime: Date;
-}
-
-/**
- * An express-rate-limit store in a least-recently-used cache (lru-cache) of at most `maxKeys`
- * keys, each forgotten when its window ends. (express-rate-limit's own `MemoryStore` keeps every
- * key of the window, however many.)
- */
-export class BoundedMemoryStore implements Store {
-  readonly localKeys = true;
-  #windowMs = 60_000;
-  #counts: LRUCache<string, Count>;
-
-  constructor(private readonly maxKeys: number) {
-    this.#counts = new LRUCache({ max: maxKeys, ttl: this.#windowMs });
-  }
-
-  /** Keys remembered now. */
-  get size(): number {
-    return this.#counts.size;
-  }
-
-  init(options: Options): void {
-    this.#windowMs = options.windowMs;
-    this.#counts = new LRUCache({ max: this.maxKeys, ttl: this.#windowMs });
-  }
-
-  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const count = this.#current(key);
-    return count === undefined ? undefined : { totalHits: count.totalHits, resetTime: count.resetTime };
-  }
-
-  async increment(key: string): Promise<IncrementResponse> {
-    let count = this.#current(key);
-    if (count === undefined) {
-      count = { totalHits: 0, resetTime: new Date(Date.now() + this.#windowMs) };
-      this.#counts.set(key, count);
-    }
-    count.totalHits += 1;
-    return { totalHits: count.totalHits, resetTime: count.resetTime };
-  }
-
-  async decrement(key: string): Promise<void> {
-    // A count whose window has ended is not brought back by taking a request back.
-    const count = this.#current(key);
-    if (count !== undefined && count.totalHits > 0) count.totalHits -= 1;
-  }
-
-  async resetKey(key: string): Promise<void> {
-    this.#counts.delete(key);
-  }
-
-  #current(key: string): Count | undefined {
-    const count = this.#counts.get(key);
-    if (count === undefined || count.resetTime.getTime() > Date.now()) return count;
-    this.#counts.delete(key);
-    return undefined;
-  }
-}
-
-/** What every limit does while its store fails: let requests through, or refuse them with 503. */
-export type StoreErrorPolicy = 'allow' | 'deny';
-
-/** Seconds a refused client should wait while the limits' store is down. */
-const STORE_DOWN_RETRY_AFTER_SECONDS = 5;
-
-/**
- * Stores that survive their backend failing (Redis down, slow, or restarted without our scripts):
- * each call either succeeds or, at once, applies `policy`, and the store is set up again on the
- * next call, so limits work again as soon as the backend does. The outage and the recovery are
- * logged once each.
- */
-export function resilientStores(factory: RateLimitStoreFactory, policy: StoreErrorPolicy, logger: Logger): RateLimitStoreFactory {
-  return (name) => new ResilientStore(name, factory(name), policy, logger);
-}
-
-class ResilientStore implements Store {
-  readonly localKeys: boolean;
-  #options: Options | undefined;
-  #needsInit = false;
-  #failing = false;
-
-  constructor(
-    private readonly name: string,
-    private readonly inner: Store,
-    private readonly policy: StoreErrorPolicy,
-    private readonly logger: Logger,
-  ) {
-    this.localKeys = inner.localKeys ?? false;
-  }
-
-  init(options: Options): void {
-    // Set up lazily, on the first call: at start-up the backend may not be reachable yet.
-    this.#options = options;
-    this.#needsInit = true;
-  }
-
-  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    return this.#call(async () => (await this.inner.get?.(key)) ?? undefined, () => undefined);
-  }
-
-  async increment(key: string): Promise<IncrementResponse> {
-    return this.#call(
-      async () => this.inner.increment(key),
-      () => ({ totalHits: 1, resetTime: new Date(Date.now() + (this.#options?.windowMs ?? 60_000)) }),
-    );
-  }
-
-  async decrement(key: string): Promise<void> {
-    await this.#call(async () => this.inner.decrement(key), () => undefined);
-  }
-
-  async resetKey(key: string): Promise<void> {
-    await this.#call(async () => this.inner.resetKey(key), () => undefined);
-  }
-
-  async #call<T>(operation: () => Promise<T>, allowed: () => T): Promise<T> {
-    try {
-      if (this.#needsInit && this.#options !== undefined) {
-        await this.inner.init?.(this.#options);
-        this.#needsInit = false;
-      }
-      const result = await operation();
-      if (this.#failing) this.logger.info({ limit: this.name }, 'rate-limit store is back: limits apply again');
-      this.#failing = false;
-      return result;
-    } catch (error) {
-      this.#needsInit = true;
-      if (!this.#failing) {
-        this.logger.error(
-          { err: error, limit: this.name, policy: this.policy },
-          this.policy === 'allow' ? 'rate-limit store failing: requests pass unlimited' : 'rate-limit store failing: requests refused with 503',
-        );
-      }
-      this.#failing = true;
-      if (this.policy === 'allow') return allowed();
-      throw new LimitsUnavailable('The request limits cannot be checked right now; retry shortly', {
-        retryAfterSeconds: STORE_DOWN_RETRY_AFTER_SECONDS,
-        cause: error,
-      });
-    }
-  }
-}
 
 /** Seconds until `resetTime`, at least 1 (`Retry-After`, RFC 9110 section 10.2.3). */
 function secondsUntil(resetTime: Date | undefined, windowSeconds: number, now: number): number {
@@ -185,56 +18,6 @@ function secondsUntil(resetTime: Date | undefined, windowSeconds: number, now: n
 function limiterRetryAfter(req: Request, windowSeconds: number): number {
   const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
   return secondsUntil(resetTime, windowSeconds, Date.now());
-}
-
-export interface DownloadRateLimit {
-  /** Downloads allowed per client within the window. */
-  readonly limit: number;
-  readonly windowSeconds: number;
-  readonly stores: RateLimitStoreFactory;
-}
-
-/**
- * The download budget (`DownloadLimit`, the core's port) counted in an express-rate-limit store, so
- * that the budget lives in the same store as every other limit (each instance's memory, or Redis
- * shared by the fleet). What counts as a download is the core's rule (`src/application/metering.ts`).
- */
-export function createDownloadLimit(options: DownloadRateLimit): DownloadLimit {
-  const store = options.stores('downloads');
-  const windowMs = options.windowSeconds * 1000;
-  // express-rate-limit stores read only `windowMs` from the options they are initialised with.
-  const ready = Promise.resolve(store.init?.({ windowMs } as Options));
-  const keyOf = (clientId: string): string => `client:${clientId}`;
-  const refusal = (retryAfterSeconds: number, standing?: BudgetStanding): RateLimited =>
-    new RateLimited(`Download limit of ${options.limit} per ${options.windowSeconds} seconds reached; retry in ${retryAfterSeconds} seconds`, {
-      retryAfterSeconds,
-      ...(standing !== undefined && { standing }),
-    });
-  return {
-    async refuseIfSpent(clientId) {
-      await ready;
-      const info = await store.get?.(keyOf(clientId));
-      const now = Date.now();
-      if (info === undefined || info.totalHits < options.limit || (info.resetTime !== undefined && info.resetTime.getTime() <= now)) return;
-      throw refusal(secondsUntil(info.resetTime, options.windowSeconds, now));
-    },
-    async count(clientId) {
-      await ready;
-      const key = keyOf(clientId);
-      const { totalHits, resetTime } = await store.increment(key);
-      const resetSeconds = secondsUntil(resetTime, options.windowSeconds, Date.now());
-      const standing: BudgetStanding = {
-        name: 'downloads',
-        limit: options.limit,
-        remaining: Math.max(0, options.limit - totalHits),
-        windowSeconds: options.windowSeconds,
-        resetSeconds,
-        key,
-      };
-      if (totalHits > options.limit) throw refusal(resetSeconds, standing);
-      return standing;
-    },
-  };
 }
 
 /**
@@ -265,7 +48,7 @@ export interface TokenIssueLimit {
   /** Tokens issued per client within the window. */
   readonly limit: number;
   readonly windowSeconds: number;
-  readonly stores: RateLimitStoreFactory;
+  readonly stores: RateLimitStores;
 }
 
 /**
@@ -318,7 +101,7 @@ export interface TokenFailureLimits {
    */
   readonly perClient: number;
   readonly windowSeconds: number;
-  readonly stores: RateLimitStoreFactory;
+  readonly stores: RateLimitStores;
 }
 
 /** A wrong secret's place, held while the secret is verified. */

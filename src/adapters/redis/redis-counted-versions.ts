@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { countedVersionKey, type CountedVersionsFactory } from '../http/counted-versions.js';
+import { createHash } from 'node:crypto';
+import type { CountedVersionsFactory } from '../../domain/ports.js';
 
 /** Sets the version unless it is already the one kept (which keeps its expiry); 1 when it was not. */
 const CLAIM = `
@@ -22,7 +23,9 @@ return 0`;
  */
 export function redisCountedVersions(client: Redis, keyPrefix: string, logger: Logger): CountedVersionsFactory {
   return (windowMs) => {
-    const keyOf = (clientId: string, path: string): string => `${keyPrefix}download-versions:${countedVersionKey(clientId, path)}`;
+    // A hash of the client and the path: bounded in length whatever the path, and naming neither.
+    const keyOf = (clientId: string, path: string): string =>
+      `${keyPrefix}download-versions:${createHash('sha256').update(clientId).update('\0').update(path).digest('base64url')}`;
     let failing = false;
     const attempt = async <T>(operation: () => Promise<T>, fallback: T): Promise<T> => {
       try {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
-import type { RateLimitStoreFactory } from '../http/rate-limits.js';
+import type { RateLimitStores } from '../../domain/ports.js';
 
 /**
  * Rate-limit stores in Redis (rate-limit-redis), one key space per limit under `keyPrefix`, so
@@ -10,7 +10,7 @@ import type { RateLimitStoreFactory } from '../http/rate-limits.js';
  * increment; taking a request back (`decrement`) touches only a key that still exists, since a
  * plain `DECR` of an expired key would create one that never expires.
  */
-export function redisStores(client: Redis, keyPrefix: string): RateLimitStoreFactory {
+export function redisStores(client: Redis, keyPrefix: string): RateLimitStores {
   return (name) => new ExpiringRedisStore(client, `${keyPrefix}${name}:`);
 }
 

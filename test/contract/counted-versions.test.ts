@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
-import { countedVersionKey, memoryCountedVersions, type CountedVersions } from '../../src/adapters/http/counted-versions.js';
+import { createHash } from 'node:crypto';
+import { memoryCountedVersions } from '../../src/adapters/limits/memory-counted-versions.js';
+import type { CountedVersions } from '../../src/domain/ports.js';
 import { redisCountedVersions } from '../../src/adapters/redis/redis-counted-versions.js';
 import type { Clock } from '../../src/domain/ports.js';
 import { quietLogger } from '../support/gateway.js';
@@ -104,7 +106,7 @@ describe('counted download versions in Redis (shared by every instance)', functi
   it('keeps one key per client and file, named by a hash, that expires a window after the version was first counted', async function () {
     const versions = redisCountedVersions(redis, keyPrefix, quietLogger)(WINDOW_MS);
     await versions.claim('acme', 'data/a.parquet', '"v1"');
-    const key = `${keyPrefix}download-versions:${countedVersionKey('acme', 'data/a.parquet')}`;
+    const key = `${keyPrefix}download-versions:${createHash('sha256').update('acme').update('\0').update('data/a.parquet').digest('base64url')}`;
     expect(await redis.keys(`${keyPrefix}*`)).to.deep.equal([key]);
     expect(key).not.to.include('acme').and.not.to.include('parquet');
     const ttl = await redis.pttl(key);

@@ -1,27 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../../domain/ports.js';
-
-/**
- * Which version of each file every client has been counted a download for within the download
- * window. Random-access readers (parquet readers, fsspec and other HTTP file systems) read one file
- * by many ranges: requests of the same client for the same file version within the window are one
- * download, so only the first of them is counted.
- */
-export interface CountedVersions {
-  /** The version (entity tag) of `path` counted for `clientId` within the window, if any. */
-  counted(clientId: string, path: string): Promise<string | undefined>;
-  /**
-   * Records `etag` as the version of `path` counted for `clientId`, atomically: `true` when it was
-   * not already (the caller must count this download now), `false` when it was (the download is free).
-   */
-  claim(clientId: string, path: string, etag: string): Promise<boolean>;
-  /** Takes back a claim whose download was then refused, unless another version was claimed since. */
-  release(clientId: string, path: string, etag: string): Promise<void>;
-}
-
-/** Makes the memory for a download window of `windowMs`. */
-export type CountedVersionsFactory = (windowMs: number) => CountedVersions;
+import type { Clock, CountedVersionsFactory } from '../../domain/ports.js';
 
 /**
  * How many (client, file) pairs one instance remembers. Past it the least recently used pair is

@@ -1,0 +1,86 @@
+import { LRUCache } from 'lru-cache';
+import type { Clock, RateLimitStore, RateLimitStores, WindowCount } from '../../domain/ports.js';
+
+/**
+ * Keys one in-memory budget remembers. Every key is a registered client or an address (see
+ * `LimitedParty`), so a real deployment stays far below it; past it, the key counted least recently
+ * is forgotten (its count starts again), so memory stays bounded (about 150 bytes a key) whatever
+ * an attacker sends.
+ */
+export const MEMORY_STORE_MAX_KEYS = 100_000;
+
+/** Each budget's counts in this process's memory, at most `maxKeys` keys each. */
+export function boundedMemoryStores(clock: Clock, maxKeys: number = MEMORY_STORE_MAX_KEYS): RateLimitStores {
+  return () => new BoundedMemoryStore(maxKeys, clock);
+}
+
+interface Count {
+  totalHits: number;
+  readonly resetTime: Date;
+}
+
+/**
+ * An express-rate-limit store in a least-recently-used cache (lru-cache) of at most `maxKeys`
+ * keys, each forgotten when its window ends. (express-rate-limit's own `MemoryStore` keeps every
+ * key of the window, however many.)
+ */
+export class BoundedMemoryStore implements RateLimitStore {
+  readonly localKeys = true;
+  #windowMs = 60_000;
+  #counts: LRUCache<string, Count>;
+
+  constructor(
+    private readonly maxKeys: number,
+    private readonly clock: Clock = { now: () => new Date() },
+  ) {
+    this.#counts = this.#newCounts();
+  }
+
+  /** Ages are read from the gateway's clock at every call, so that a test's clock moves the windows. */
+  #newCounts(): LRUCache<string, Count> {
+    return new LRUCache({ max: this.maxKeys, ttl: this.#windowMs, ttlResolution: 0, perf: { now: () => this.clock.now().getTime() } });
+  }
+
+  /** Keys remembered now. */
+  get size(): number {
+    return this.#counts.size;
+  }
+
+  init(options: { readonly windowMs: number }): void {
+    this.#windowMs = options.windowMs;
+    this.#counts = this.#newCounts();
+  }
+
+  async get(key: string): Promise<WindowCount | undefined> {
+    const count = this.#current(key);
+    return count === undefined ? undefined : { totalHits: count.totalHits, resetTime: count.resetTime };
+  }
+
+  async increment(key: string): Promise<WindowCount> {
+    let count = this.#current(key);
+    if (count === undefined) {
+      count = { totalHits: 0, resetTime: new Date(this.clock.now().getTime() + this.#windowMs) };
+      this.#counts.set(key, count);
+    }
+    count.totalHits += 1;
+    return { totalHits: count.totalHits, resetTime: count.resetTime };
+  }
+
+  async decrement(key: string): Promise<void> {
+    // A count whose window has ended is not brought back by taking a request back.
+    const count = this.#current(key);
+    if (count !== undefined && count.totalHits > 0) count.totalHits -= 1;
+  }
+
+  async resetKey(key: string): Promise<void> {
+    this.#counts.delete(key);
+  }
+
+  #current(key: string): Count | undefined {
+    const count = this.#counts.get(key);
+    if (count === undefined || count.resetTime.getTime() > this.clock.now().getTime()) return count;
+    this.#counts.delete(key);
+    return undefined;
+  }
+}
+
