@@ -19,13 +19,14 @@ import { InstrumentedBlobStore } from '../adapters/metrics/instrumented-blob-sto
 import { LruBoundedMemory } from '../adapters/index/lru-bounded-memory.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
 import { S3Credentials } from '../adapters/s3/s3-credentials.js';
+import { JoseSigner } from '../adapters/signing/jose-signer.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../domain/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
 import { FileAccess } from '../application/file-access.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
-import type { BlobStore, ClientRegistry, Clock, QuotaLedger, SecretHasher } from '../domain/ports.js';
+import type { BlobStore, ClientRegistry, Clock, QuotaLedger, SecretHasher, Signer } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
 import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
 import { logReadinessProblems, Readiness } from './readiness.js';
@@ -96,23 +97,25 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     },
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
   });
+  // The one signer: every token, link, session token and cursor, each purpose under its own key.
+  const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
   const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,
     secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
-    tokens: new JwtTokenStore({ signingKey: config.tokenSigningKey, clock }),
+    tokens: new JwtTokenStore({ signer, clock }),
     tokenLifetimeSeconds: config.tokenTtlSeconds,
     clock,
   });
   const definitionPath = openApiDefinitionPath();
-  const { links, signedLinks } = directLinks(config, adapters.storageLinks, clock);
+  const { links, signedLinks } = directLinks(config, adapters.storageLinks, signer);
   const verifications = new VerificationQueue({
     concurrency: config.secretHashConcurrency,
     ...verificationQueueBounds(config.secretHashConcurrency),
     onWaiting: (waiting) => metrics.secretVerificationsWaiting(waiting),
     onRefused: (reason) => metrics.secretVerificationRefused(reason),
   });
-  const portal = portalSettings(config, links, signedLinks, clock);
+  const portal = portalSettings(config, links, signedLinks, signer);
   const stores = resilientStores(adapters.rateLimitStores ?? memoryStores, config.rateLimitOnStoreError, logger);
   const audit = adapters.audit ?? noAudit;
   const quota = new DownloadQuota({
@@ -160,10 +163,10 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
         ? undefined
         : {
             bucket: config.s3.bucket,
-            credentials: new S3Credentials({ serverKey: config.tokenSigningKey, auth, clock }),
-            serverKey: config.tokenSigningKey,
+            credentials: new S3Credentials({ signer, auth }),
+            signer,
           },
-    listCursors: new ListCursors(config.tokenSigningKey),
+    listCursors: new ListCursors(signer),
   });
 }
 
@@ -174,12 +177,12 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
 function directLinks(
   config: GatewayConfig,
   storageLinks: AppAdapters['storageLinks'],
-  clock: Clock,
+  signer: Signer,
 ): { links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined; signedLinks: SignedLinks | undefined } {
   if (!config.downloadLinks) return { links: undefined, signedLinks: undefined };
   const ttlMs = config.downloadLinkTtlSeconds * 1000;
   if (storageLinks !== undefined) return { links: { issue: (link) => storageLinks(link), ttlMs }, signedLinks: undefined };
-  const signedLinks = new SignedLinks(config.tokenSigningKey, clock);
+  const signedLinks = new SignedLinks(signer);
   return { links: { issue: (link, baseUrl) => signedLinks.urlFor(link, baseUrl), ttlMs }, signedLinks };
 }
 
@@ -192,7 +195,7 @@ function portalSettings(
   config: GatewayConfig,
   links: { readonly issue: DirectLinkIssuer; readonly ttlMs: number } | undefined,
   signedLinks: SignedLinks | undefined,
-  clock: Clock,
+  signer: Signer,
 ): { readonly settings: PortalSettings; readonly signedLinks: SignedLinks | undefined } | undefined {
   if (!config.portal) return undefined;
   const files = builtPortalFiles(builtPortalDir());
@@ -201,6 +204,6 @@ function portalSettings(
     return { settings: { ...files, s3Bucket, links: { issue: links.issue, ttlMs: Math.min(links.ttlMs, portalLinkTtlMs) } }, signedLinks };
   }
   // DOWNLOAD_LINKS=off: no links of any kind yet, so the gateway signs the portal's itself.
-  const own = new SignedLinks(config.tokenSigningKey, clock);
+  const own = new SignedLinks(signer);
   return { settings: { ...files, s3Bucket, links: { issue: (link, baseUrl) => own.urlFor(link, baseUrl), ttlMs: portalLinkTtlMs } }, signedLinks: own };
 }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { ClientAuthentication } from '../../domain/client-authentication.js';
 import { InvalidToken } from '../../domain/errors.js';
 import type { FileAccess } from '../../application/file-access.js';
-import type { ClientRegistry, Clock, Principal } from '../../domain/ports.js';
+import type { ClientRegistry, Clock, Principal, Signer } from '../../domain/ports.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { createS3Api } from '../s3/s3-api.js';
@@ -74,8 +74,11 @@ export interface HttpAppDependencies {
   readonly trustProxy: boolean | number | string;
   /** The issuer of the discovery documents (`PUBLIC_BASE_URL`); derived from each request when `undefined`. */
   readonly publicBaseUrl: string | undefined;
-  /** The read-only S3-compatible API (S3_API=on): its bucket and credentials; off when `undefined`. */
-  readonly s3: { readonly bucket: string; readonly credentials: S3Credentials; readonly serverKey: Uint8Array } | undefined;
+  /**
+   * The read-only S3-compatible API (S3_API=on): its bucket, credentials and the signer of its
+   * continuation tokens; off when `undefined`.
+   */
+  readonly s3: { readonly bucket: string; readonly credentials: S3Credentials; readonly signer: Signer } | undefined;
   /** Makes and checks the `cursor` of `GET /list`. */
   readonly listCursors: ListCursors;
 }
@@ -145,7 +148,7 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
         quota: deps.quota,
         clock: deps.clock,
         idleTimeoutMs: deps.downloadIdleTimeoutMs,
-        serverKey: deps.s3.serverKey,
+        signer: deps.s3.signer,
       }),
     );
   }
