@@ -7,7 +7,8 @@ import {
   type StoredClient,
 } from '../adapters/clients/json-client-registry.js';
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
-import { deriveSecretAccessKey, newAccessKeyId, OPERATOR_KEY_PREFIX } from '../adapters/s3/s3-credentials.js';
+import { newAccessKeyId, OPERATOR_KEY_PREFIX } from '../adapters/s3/s3-credentials.js';
+import { JoseSigner } from '../adapters/signing/jose-signer.js';
 import { formatByteSize, InvalidByteSize, parseByteSize } from '../adapters/text/byte-size.js';
 import { InvalidInstant, parseIsoInstant } from '../adapters/text/iso-instant.js';
 import { InvalidPath } from '../domain/errors.js';
@@ -247,7 +248,7 @@ function buildProgram(io: ClientsCliIo): Command {
     .description('issue an access key and print its secret once (needs TOKEN_SIGNING_KEY: the secret is derived from it, never stored)')
     .argument('<client_id>')
     .action(async (clientId: string) => {
-      const serverKey = signingKeyOf(io.env);
+      const signer = new JoseSigner({ rootKey: signingKeyOf(io.env), clock: { now: io.now ?? (() => new Date()) } });
       const store = registry();
       const accessKeyId = newAccessKeyId(OPERATOR_KEY_PREFIX);
       const stamp = now();
@@ -258,7 +259,7 @@ function buildProgram(io: ClientsCliIo): Command {
       }));
       out(`client_id: ${clientId}`);
       out(`access_key_id: ${accessKeyId}`);
-      out(`secret_access_key: ${deriveSecretAccessKey(serverKey, accessKeyId)}`);
+      out(`secret_access_key: ${signer.s3SecretAccessKey(accessKeyId)}`);
       note('Store the secret_access_key now: it is not kept and will not be shown again.');
     });
 

@@ -21,6 +21,7 @@ import { LruBoundedMemory } from '../adapters/index/lru-bounded-memory.js';
 import { BlobIndexSource } from '../adapters/index/blob-index-source.js';
 import { createS3Api } from '../adapters/s3/s3-api.js';
 import { S3Credentials } from '../adapters/s3/s3-credentials.js';
+import { JoseSigner } from '../adapters/signing/jose-signer.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../domain/client-authentication.js';
@@ -30,7 +31,7 @@ import { EventBus } from '../application/events.js';
 import { FileAccess } from '../application/file-access.js';
 import { Metering } from '../application/metering.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
-import type { BlobStore, ClientRegistry, Clock, CountedVersionsFactory, QuotaLedger, RateLimitStores, SecretHasher } from '../domain/ports.js';
+import type { BlobStore, ClientRegistry, Clock, CountedVersionsFactory, QuotaLedger, RateLimitStores, SecretHasher, Signer } from '../domain/ports.js';
 import type { GatewayConfig } from './config.js';
 import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
 import { logReadinessProblems, Readiness } from './readiness.js';
@@ -112,16 +113,18 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     },
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
   });
+  // The one signer: every token, link, session token and cursor, each purpose under its own key.
+  const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
   const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,
     secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
-    tokens: new JwtTokenStore({ signingKey: config.tokenSigningKey, clock }),
+    tokens: new JwtTokenStore({ signer, clock }),
     tokenLifetimeSeconds: config.tokenTtlSeconds,
     clock,
   });
   const definitionPath = openApiDefinitionPath();
-  const { links, signedLinks } = directLinks(config, adapters.storageLinks, clock);
+  const { links, signedLinks } = directLinks(config, adapters.storageLinks, signer);
   const verifications = new VerificationQueue({
     concurrency: config.secretHashConcurrency,
     ...verificationQueueBounds(config.secretHashConcurrency),
@@ -175,8 +178,8 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     signedLinks: portal?.signedLinks ?? signedLinks,
     portal: portal?.settings,
     publicBaseUrl: config.publicBaseUrl,
-    s3: s3Door(config, { files, downloads, auth, clock, idleTimeoutMs }),
-    listCursors: new ListCursors(config.tokenSigningKey),
+    s3: s3Door(config, { files, downloads, auth, clock, idleTimeoutMs, signer }),
+    listCursors: new ListCursors(signer),
   });
   return { app, settled: () => downloads.settled() };
 }
@@ -184,10 +187,17 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
 /** The S3-compatible API (S3_API=on): a door of its own over the same use cases. */
 function s3Door(
   config: GatewayConfig,
-  core: { readonly files: FileAccess; readonly downloads: Downloads; readonly auth: ClientAuthentication; readonly clock: Clock; readonly idleTimeoutMs: number },
+  core: {
+    readonly files: FileAccess;
+    readonly downloads: Downloads;
+    readonly auth: ClientAuthentication;
+    readonly clock: Clock;
+    readonly idleTimeoutMs: number;
+    readonly signer: Signer;
+  },
 ): HttpAppDependencies['s3'] {
   if (config.s3 === undefined) return undefined;
-  const credentials = new S3Credentials({ serverKey: config.tokenSigningKey, auth: core.auth, clock: core.clock });
+  const credentials = new S3Credentials({ signer: core.signer, auth: core.auth });
   return {
     door: createS3Api({
       bucket: config.s3.bucket,
@@ -196,7 +206,7 @@ function s3Door(
       credentials,
       clock: core.clock,
       idleTimeoutMs: core.idleTimeoutMs,
-      serverKey: config.tokenSigningKey,
+      signer: core.signer,
     }),
     issueCredentials: (principal, token) => credentials.issueTemporary(principal, token),
   };
@@ -210,9 +220,9 @@ function s3Door(
 function directLinks(
   config: GatewayConfig,
   storageLinks: AppAdapters['storageLinks'],
-  clock: Clock,
+  signer: Signer,
 ): { links: DirectLinks | undefined; signedLinks: SignedLinks | undefined } {
-  const signedLinks = config.downloadLinks || config.portal ? new SignedLinks(config.tokenSigningKey, clock) : undefined;
+  const signedLinks = config.downloadLinks || config.portal ? new SignedLinks(signer) : undefined;
   if (!config.downloadLinks) return { links: undefined, signedLinks };
   return { links: { makers: linkMakers(signedLinks, storageLinks), ttlMs: config.downloadLinkTtlSeconds * 1000 }, signedLinks };
 }

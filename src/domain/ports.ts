@@ -196,6 +196,62 @@ export interface TokenStore {
 }
 
 /**
+ * What a signed token is for. Each purpose is signed under its own key (derived from
+ * TOKEN_SIGNING_KEY) with its own `typ` and audience, so a token of one purpose is refused by every
+ * other: a download link is never a bearer token, nor an S3 session token a link.
+ */
+export type TokenPurpose = 'access-token' | 'download-link' | 's3-session-token';
+
+/** What a MAC is for (opaque paging positions); each purpose has its own key, as tokens do. */
+export type MacPurpose = 'list-cursor' | 's3-continuation-token';
+
+/** What a signed token says: who it is about, its purpose's own claims, and when it expires. */
+export interface TokenContent<C extends string = string> {
+  readonly subject: string;
+  /** The purpose's own claims, strings only; never a registered JWT claim name (`sub`, `exp`, ...). */
+  readonly claims: Readonly<Record<C, string>>;
+  /** Kept to the second (JWT `exp`); the token is refused from that second on. */
+  readonly expiresAt: Date;
+}
+
+/**
+ * The outcome of checking a token: its content, or why it is refused. The reasons are neutral:
+ * each caller turns them into its own refusal (`InvalidToken`, `invalid_link`, S3's `ExpiredToken`).
+ */
+export type TokenCheck<C extends string = string> =
+  | { readonly valid: true; readonly token: TokenContent<C> & { readonly issuedAt: Date } }
+  | {
+      readonly valid: false;
+      /** `expired`: signed by this gateway for this purpose, but past its `exp`. `bad-signature`: not signed with this purpose's key. `malformed`: anything else. */
+      readonly reason: 'expired' | 'bad-signature' | 'malformed';
+      readonly cause?: unknown;
+    };
+
+/**
+ * The one signer of the gateway: every signed thing (access tokens, download links, S3 session
+ * tokens, paging cursors) and the S3 secret access keys go through it. Times come from the
+ * gateway's `Clock`.
+ */
+export interface Signer {
+  /** A compact JWT for `purpose` carrying `content`, issued now. */
+  signToken<C extends string>(purpose: TokenPurpose, content: TokenContent<C>): Promise<string>;
+  /**
+   * Checks a token's algorithm, signature, `typ`, issuer, audience and lifetime for `purpose`, and
+   * that it carries each of `claims` as a string. Never throws for a bad token.
+   */
+  verifyToken<C extends string>(purpose: TokenPurpose, token: string, claims: readonly C[]): Promise<TokenCheck<C>>;
+  /** A base64url MAC binding `fields` (in order, unambiguously) for `purpose`. */
+  mac(purpose: MacPurpose, fields: readonly string[]): string;
+  /** Whether `mac` is the MAC of `fields` for `purpose`; compared in constant time. */
+  verifyMac(purpose: MacPurpose, fields: readonly string[], mac: string): boolean;
+  /**
+   * The secret access key of an S3 access key id. Operators hand these secrets to subscribers, so
+   * the derivation never changes with the signer's other keys.
+   */
+  s3SecretAccessKey(accessKeyId: string): string;
+}
+
+/**
  * Memory bounded in bytes for parsed catalogs and what is derived from them (CATALOG_CACHE_MB):
  * when a new value would exceed the bound, the least recently used values go first. Callers state
  * each value's size, so the bound is only as honest as they are.

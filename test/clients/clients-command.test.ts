@@ -1,10 +1,10 @@
 import { expect } from 'chai';
+import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JsonClientRegistry } from '../../src/adapters/clients/json-client-registry.js';
 import { verifySecret } from '../../src/adapters/clients/secret-hash.js';
-import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
 import { runClientsCli } from '../../src/app/clients-command.js';
 
 interface CliRun {
@@ -422,7 +422,9 @@ describe('clients CLI (runClientsCli)', () => {
       expect(result.code).to.equal(0);
       const accessKeyId = result.fields['access_key_id'] ?? '';
       expect(accessKeyId).to.match(/^DFGK[A-Z2-7]{16}$/);
-      expect(result.fields['secret_access_key']).to.equal(deriveSecretAccessKey(new TextEncoder().encode(signingKey), accessKeyId));
+      // The formula every issued key was made with: HMAC-SHA-256 of the labelled id under the key itself.
+      const expected = createHmac('sha256', signingKey).update(`dfg-s3-secret-access-key\0${accessKeyId}`, 'utf8').digest('base64url');
+      expect(result.fields['secret_access_key']).to.equal(expected);
       expect(result.stderr).to.include('will not be shown again');
       const text = await readFile(clientsFile, 'utf8');
       expect(text).to.include(accessKeyId);

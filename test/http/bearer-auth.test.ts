@@ -3,6 +3,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { decodeJwt, SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { hashSecret, secretFingerprint } from '../../src/adapters/clients/secret-hash.js';
+import { purposeKey } from '../../src/adapters/signing/jose-signer.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { ClientRecord, ClientRegistry, Clock } from '../../src/domain/ports.js';
 import type { HttpResponse } from '../support/contract.js';
@@ -21,6 +22,8 @@ const invalidTokenChallenge = new RegExp(`^Bearer realm="${gatewayName}", error=
 
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
 const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+/** The access tokens' own key, derived from TOKEN_SIGNING_KEY as the gateway derives it. */
+const accessTokenKey = purposeKey(testSigningKey, 'access-token');
 
 function newStore(): MemoryBlobStore {
   const store = new MemoryBlobStore();
@@ -135,7 +138,7 @@ describe('bearer authentication on the resource endpoints', function () {
     return { iss: gatewayName, aud: gatewayName, sub: client.clientId, iat, exp: iat + ttlSeconds, jti: randomUUID(), sfp: secretFingerprint(record.secretHash) };
   }
 
-  async function signToken(claims: JWTPayload, header: Partial<JWTHeaderParameters> = {}, key: Uint8Array = testSigningKey): Promise<string> {
+  async function signToken(claims: JWTPayload, header: Partial<JWTHeaderParameters> = {}, key: Uint8Array = accessTokenKey): Promise<string> {
     return new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', ...header }).sign(key);
   }
 
@@ -245,13 +248,17 @@ describe('bearer authentication on the resource endpoints', function () {
         expectInvalidToken(await catalogWith(bearer(unsigned)));
       });
 
+      it('refuses a token signed with TOKEN_SIGNING_KEY itself rather than the access tokens\' derived key', async function () {
+        expectInvalidToken(await catalogWith(bearer(await signToken(await claimsFor(acme), {}, testSigningKey))), 'The token signature is invalid');
+      });
+
       it('refuses an HS512 token signed with the gateway key', async function () {
         expectInvalidToken(await catalogWith(bearer(await signToken(await claimsFor(acme), { alg: 'HS512' }))));
       });
 
       it('refuses an "RS256" header over an HMAC-SHA256 signature made with the gateway key (algorithm confusion)', async function () {
         const signingInput = `${base64url({ alg: 'RS256', typ: 'at+jwt' })}.${base64url(await claimsFor(acme))}`;
-        const signature = createHmac('sha256', testSigningKey).update(signingInput).digest('base64url');
+        const signature = createHmac('sha256', accessTokenKey).update(signingInput).digest('base64url');
         expectInvalidToken(await catalogWith(bearer(`${signingInput}.${signature}`)));
       });
     });

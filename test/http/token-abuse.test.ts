@@ -3,6 +3,7 @@ import { EventEmitter, once } from 'node:events';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { ScryptSecretHasher } from '../../src/adapters/clients/secret-hash.js';
+import type { Options } from 'express-rate-limit';
 import { boundedMemoryStores } from '../../src/adapters/limits/memory-rate-limit-store.js';
 import type { RateLimitStore, RateLimitStores } from '../../src/domain/ports.js';
 import { GatewayMetrics } from '../../src/adapters/metrics/gateway-metrics.js';

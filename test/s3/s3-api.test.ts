@@ -13,20 +13,19 @@ import {
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
-import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
-import { startGateway, testSigningKey, type TestGateway } from '../support/gateway.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
 import { presignedUrl, signedRaw } from '../support/s3-signing.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
 import { expectS3Shape } from '../support/s3-shapes.js';
-import { s3Failure } from '../support/s3-sdk.js';
+import { s3Failure, secretAccessKeyOf } from '../support/s3-sdk.js';
 
 const ACME_KEY = 'DFGKACMEACMEACMEACME';
 const OTHER_KEY = 'DFGKOTHEROTHEROTHERX';
-const acmeSecret = deriveSecretAccessKey(testSigningKey, ACME_KEY);
-const otherSecret = deriveSecretAccessKey(testSigningKey, OTHER_KEY);
+const acmeSecret = secretAccessKeyOf(ACME_KEY);
+const otherSecret = secretAccessKeyOf(OTHER_KEY);
 const acmeKey = { accessKeyId: ACME_KEY, secretAccessKey: acmeSecret };
 
 const md5Hex = (bytes: string | Buffer): string => createHash('md5').update(bytes).digest('hex');
@@ -227,7 +226,7 @@ describe('S3-compatible API (S3_API=on) with @aws-sdk/client-s3', function () {
     });
 
     it('answers InvalidAccessKeyId (403) to a key no client holds', async function () {
-      const unknown = s3ClientFor(gateway, { accessKeyId: 'DFGKNOSUCHKEYNOSUCHK', secretAccessKey: deriveSecretAccessKey(testSigningKey, 'DFGKNOSUCHKEYNOSUCHK') });
+      const unknown = s3ClientFor(gateway, { accessKeyId: 'DFGKNOSUCHKEYNOSUCHK', secretAccessKey: secretAccessKeyOf('DFGKNOSUCHKEYNOSUCHK') });
       const failure = await s3Failure(unknown.send(new ListObjectsV2Command({ Bucket: 'data' })));
       expect([failure.name, failure.$metadata.httpStatusCode]).to.deep.equal(['InvalidAccessKeyId', 403]);
       unknown.destroy();

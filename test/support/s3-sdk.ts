@@ -1,6 +1,11 @@
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import { deriveSecretAccessKey } from '../../src/adapters/s3/s3-credentials.js';
+import { JoseSigner } from '../../src/adapters/signing/jose-signer.js';
 import { testSigningKey } from './gateway.js';
+
+/** The secret access key the gateway derives for `accessKeyId` from `rootKey` (TOKEN_SIGNING_KEY). */
+export function secretAccessKeyOf(accessKeyId: string, rootKey: Uint8Array = testSigningKey): string {
+  return new JoseSigner({ rootKey, clock: { now: () => new Date() } }).s3SecretAccessKey(accessKeyId);
+}
 
 /**
  * An @aws-sdk/client-s3 client of a test gateway, signing with an operator access key (its secret
@@ -11,7 +16,7 @@ export function s3ClientWithKey(endpoint: string, accessKeyId: string, region = 
     endpoint,
     region,
     forcePathStyle: true,
-    credentials: { accessKeyId, secretAccessKey: deriveSecretAccessKey(testSigningKey, accessKeyId) },
+    credentials: { accessKeyId, secretAccessKey: secretAccessKeyOf(accessKeyId) },
     maxAttempts: 1,
   });
 }

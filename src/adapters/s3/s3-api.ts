@@ -1,9 +1,8 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import contentDisposition from 'content-disposition';
 import type { NextFunction, Request, Response } from 'express';
 import type { DecidedDownload, Downloads } from '../../application/downloads.js';
 import type { ExistingFile, FileAccess } from '../../application/file-access.js';
-import type { BlobProperties, Clock, Principal } from '../../domain/ports.js';
+import type { BlobProperties, Clock, Principal, Signer } from '../../domain/ports.js';
 import { parseDownloadRequest } from '../http-wire/grammar/download-request.js';
 import { abortOnClose, attachmentFor, sendDecidedBody, showStandings, startDownloadSession } from '../http-wire/download-answer.js';
 import type { S3Credentials } from './s3-credentials.js';
@@ -25,8 +24,8 @@ export interface S3ApiDependencies {
   readonly downloads: Downloads;
   readonly clock: Clock;
   readonly idleTimeoutMs: number;
-  /** Keys the continuation tokens' integrity check. */
-  readonly serverKey: Uint8Array;
+  /** MACs the continuation tokens (their own purpose: a `/list` cursor is not one). */
+  readonly signer: Signer;
 }
 
 /** S3's own ceiling for `max-keys`. */
@@ -194,7 +193,7 @@ async function listObjects(deps: S3ApiDependencies, res: Response, principal: Pr
   const startAfter = v2 ? queryValue(query, 'start-after') : queryValue(query, 'marker');
   const position: ListPosition | undefined =
     continuationToken !== undefined
-      ? readContinuationToken(deps.serverKey, principal.clientId, continuationToken)
+      ? readContinuationToken(deps.signer, principal.clientId, continuationToken)
       : startAfter !== undefined && startAfter !== ''
         ? { after: startAfter, prefix: false }
         : undefined;
@@ -223,7 +222,7 @@ async function listObjects(deps: S3ApiDependencies, res: Response, principal: Pr
       ...shared,
       KeyCount: contents.length + commonPrefixes.length,
       ...(continuationToken !== undefined && { ContinuationToken: continuationToken }),
-      ...(page.truncated && last !== undefined && { NextContinuationToken: makeContinuationToken(deps.serverKey, principal.clientId, last) }),
+      ...(page.truncated && last !== undefined && { NextContinuationToken: makeContinuationToken(deps.signer, principal.clientId, last) }),
       ...(startAfter !== undefined && { StartAfter: encode(startAfter) }),
       ...(contents.length > 0 && { Contents: contents }),
       ...(commonPrefixes.length > 0 && { CommonPrefixes: commonPrefixes }),
@@ -291,28 +290,22 @@ function urlEncodeKey(text: string): string {
   return encodeURIComponent(text).replace(/%2F/g, '/').replace(/%20/g, '+');
 }
 
-/** An opaque continuation token: the position, and an HMAC binding it to the client and the server key. */
-function makeContinuationToken(serverKey: Uint8Array, clientId: string, position: ListPosition): string {
+/** An opaque continuation token: the position, and the signer's MAC binding it to the client. */
+function makeContinuationToken(signer: Signer, clientId: string, position: ListPosition): string {
   const payload = Buffer.from(JSON.stringify({ a: position.after, p: position.prefix }), 'utf8').toString('base64url');
-  return `${payload}.${tokenMac(serverKey, clientId, payload)}`;
+  return `${payload}.${signer.mac('s3-continuation-token', [clientId, payload])}`;
 }
 
-function readContinuationToken(serverKey: Uint8Array, clientId: string, token: string): ListPosition {
+function readContinuationToken(signer: Signer, clientId: string, token: string): ListPosition {
   const invalid = (): S3Refusal => new S3Refusal('InvalidArgument', 'The continuation token provided is incorrect');
   if (token.length > MAX_TOKEN_LENGTH) throw invalid();
   const dot = token.indexOf('.');
   if (dot === -1) throw invalid();
   const payload = token.slice(0, dot);
-  const mac = Buffer.from(token.slice(dot + 1), 'base64url');
-  const expected = Buffer.from(tokenMac(serverKey, clientId, payload), 'base64url');
-  if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw invalid();
+  if (!signer.verifyMac('s3-continuation-token', [clientId, payload], token.slice(dot + 1))) throw invalid();
   const position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a?: unknown; p?: unknown };
   if (typeof position.a !== 'string' || typeof position.p !== 'boolean') throw invalid();
   return { after: position.a, prefix: position.p };
-}
-
-function tokenMac(serverKey: Uint8Array, clientId: string, payload: string): string {
-  return createHmac('sha256', serverKey).update(`dfg-s3-continuation\0${clientId}\0${payload}`, 'utf8').digest('base64url');
 }
 
 // ---- GetObject and HeadObject -----------------------------------------------------------------

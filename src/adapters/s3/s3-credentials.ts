@@ -1,20 +1,19 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { randomBytes } from 'node:crypto';
 import type { ClientAuthentication } from '../../domain/client-authentication.js';
 import { InvalidToken } from '../../domain/errors.js';
-import type { Clock, Principal, VerifiedToken } from '../../domain/ports.js';
+import type { Principal, Signer, VerifiedToken } from '../../domain/ports.js';
 import { S3Refusal } from './s3-errors.js';
 
 /**
- * The S3 API's credentials. Nothing secret is stored anywhere: every secret access key is derived
- * by HMAC-SHA-256 from the server key (TOKEN_SIGNING_KEY, shared by every instance) and the access
- * key id, so any instance can check a signature with no shared store, and a copy of the registry
- * file gives no one a usable key.
+ * The S3 API's credentials. Nothing secret is stored anywhere: the signer derives every secret
+ * access key from TOKEN_SIGNING_KEY (shared by every instance) and the access key id, so any
+ * instance can check a signature with no shared store, and a copy of the registry file gives no
+ * one a usable key.
  *
  * - Operator-issued keys (`DFGK...`): their ids live with their client in the registry; a key
  *   counts while its id is listed there and its client is enabled.
- * - Temporary credentials (`DFGT...`): the session token is a JWT signed with the server key that
- *   names the client, the access key id and the fingerprint of the client's secret, and expires
+ * - Temporary credentials (`DFGT...`): the session token is a JWT of the signer's
+ *   `s3-session-token` purpose (never accepted as a bearer token or a link) that names the client, the access key id and the fingerprint of the client's secret, and expires
  *   with the bearer token they were made from; rotating the client's secret or disabling the
  *   client ends them, as it ends that bearer token.
  */
@@ -24,9 +23,6 @@ export const OPERATOR_KEY_PREFIX = 'DFGK';
 /** Temporary access key ids start with this. */
 export const TEMPORARY_KEY_PREFIX = 'DFGT';
 
-const SESSION_TYPE = 'dfg-s3-session+jwt';
-const SESSION_AUDIENCE = 'data-file-gateway-s3';
-const ISSUER = 'data-file-gateway';
 const ACCESS_KEY_CLAIM = 'akid';
 const FINGERPRINT_CLAIM = 'sfp';
 
@@ -36,11 +32,6 @@ const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 export function newAccessKeyId(prefix: typeof OPERATOR_KEY_PREFIX | typeof TEMPORARY_KEY_PREFIX): string {
   const bytes = randomBytes(16);
   return prefix + Array.from(bytes, (byte) => BASE32[byte & 31]).join('');
-}
-
-/** The secret access key of an access key id: HMAC-SHA-256 of the id under the server key, base64url. */
-export function deriveSecretAccessKey(serverKey: Uint8Array, accessKeyId: string): string {
-  return createHmac('sha256', serverKey).update(`dfg-s3-secret-access-key\0${accessKeyId}`, 'utf8').digest('base64url');
 }
 
 /** The AWS `credential_process` output (version 1). */
@@ -61,25 +52,22 @@ export interface ResolvedCredentials {
 
 export class S3Credentials {
   constructor(
-    private readonly options: { readonly serverKey: Uint8Array; readonly auth: ClientAuthentication; readonly clock: Clock },
+    private readonly options: { readonly signer: Signer; readonly auth: ClientAuthentication },
   ) {}
 
   /** Temporary credentials for a caller proven by a bearer token, valid until the token expires. */
   async issueTemporary(principal: Principal, token: VerifiedToken): Promise<TemporaryCredentials> {
     const accessKeyId = newAccessKeyId(TEMPORARY_KEY_PREFIX);
     const expiresAt = Math.floor(token.expiresAt.getTime() / 1000);
-    const sessionToken = await new SignJWT({ [ACCESS_KEY_CLAIM]: accessKeyId, [FINGERPRINT_CLAIM]: token.secretFingerprint })
-      .setProtectedHeader({ alg: 'HS256', typ: SESSION_TYPE })
-      .setIssuer(ISSUER)
-      .setAudience(SESSION_AUDIENCE)
-      .setSubject(principal.clientId)
-      .setIssuedAt(Math.floor(this.options.clock.now().getTime() / 1000))
-      .setExpirationTime(expiresAt)
-      .sign(this.options.serverKey);
+    const sessionToken = await this.options.signer.signToken('s3-session-token', {
+      subject: principal.clientId,
+      claims: { [ACCESS_KEY_CLAIM]: accessKeyId, [FINGERPRINT_CLAIM]: token.secretFingerprint },
+      expiresAt: new Date(expiresAt * 1000),
+    });
     return {
       Version: 1,
       AccessKeyId: accessKeyId,
-      SecretAccessKey: deriveSecretAccessKey(this.options.serverKey, accessKeyId),
+      SecretAccessKey: this.options.signer.s3SecretAccessKey(accessKeyId),
       SessionToken: sessionToken,
       Expiration: new Date(expiresAt * 1000).toISOString(),
     };
@@ -91,7 +79,7 @@ export class S3Credentials {
    * session token that has expired or is not the gateway's.
    */
   async resolve(accessKeyId: string, sessionToken: string | undefined): Promise<ResolvedCredentials> {
-    const secretAccessKey = deriveSecretAccessKey(this.options.serverKey, accessKeyId);
+    const secretAccessKey = this.options.signer.s3SecretAccessKey(accessKeyId);
     if (sessionToken !== undefined) {
       return { principal: await this.#sessionPrincipal(accessKeyId, sessionToken), secretAccessKey };
     }
@@ -103,27 +91,17 @@ export class S3Credentials {
   }
 
   async #sessionPrincipal(accessKeyId: string, sessionToken: string): Promise<Principal> {
-    let payload;
-    try {
-      ({ payload } = await jwtVerify(sessionToken, this.options.serverKey, {
-        algorithms: ['HS256'],
-        typ: SESSION_TYPE,
-        issuer: ISSUER,
-        audience: SESSION_AUDIENCE,
-        requiredClaims: ['sub', 'exp', ACCESS_KEY_CLAIM, FINGERPRINT_CLAIM],
-        currentDate: this.options.clock.now(),
-        clockTolerance: 0,
-      }));
-    } catch (error) {
-      if (error instanceof joseErrors.JWTExpired) throw new S3Refusal('ExpiredToken', 'The provided token has expired.');
-      throw new S3Refusal('InvalidToken', 'The provided token is malformed or otherwise invalid.', { cause: error });
+    const check = await this.options.signer.verifyToken('s3-session-token', sessionToken, [ACCESS_KEY_CLAIM, FINGERPRINT_CLAIM]);
+    if (!check.valid) {
+      if (check.reason === 'expired') throw new S3Refusal('ExpiredToken', 'The provided token has expired.');
+      throw new S3Refusal('InvalidToken', 'The provided token is malformed or otherwise invalid.', { cause: check.cause });
     }
-    const fingerprint = payload[FINGERPRINT_CLAIM];
-    if (payload[ACCESS_KEY_CLAIM] !== accessKeyId || typeof payload.sub !== 'string' || typeof fingerprint !== 'string') {
+    const { subject, claims } = check.token;
+    if (claims[ACCESS_KEY_CLAIM] !== accessKeyId) {
       throw new S3Refusal('InvalidToken', 'The provided token is malformed or otherwise invalid.');
     }
     try {
-      return await this.options.auth.principalFor({ clientId: payload.sub, secretFingerprint: fingerprint });
+      return await this.options.auth.principalFor({ clientId: subject, secretFingerprint: claims[FINGERPRINT_CLAIM] });
     } catch (error) {
       if (error instanceof InvalidToken) throw new S3Refusal('InvalidToken', 'The provided token has been revoked.', { cause: error });
       throw error;
