@@ -96,7 +96,7 @@ export async function createApp(config: GatewayConfig, adapters: AppAdapters): P
     },
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
   });
-  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory });
+  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory, yieldToLoop });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,
     secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
@@ -203,4 +203,9 @@ function portalSettings(
   // DOWNLOAD_LINKS=off: no links of any kind yet, so the gateway signs the portal's itself.
   const own = new SignedLinks(config.tokenSigningKey, clock);
   return { settings: { ...files, s3Bucket, links: { issue: (link, baseUrl) => own.urlFor(link, baseUrl), ttlMs: portalLinkTtlMs } }, signedLinks: own };
+}
+
+/** A turn of the event loop: pending I/O (other requests, `/health`) runs before the promise settles. */
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
