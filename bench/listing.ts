@@ -5,8 +5,8 @@
  * process of its own; meanwhile this process asks `GET /health` every 20 ms and times each answer
  * from when it was due (a stalled gateway delays every request due in the stall, not just one).
  * The anchor, in the same run and gateway, is the same `/health` sampling with nothing else going
- * on. LIST_CACHE_SECONDS is left at its default (5), so the loop spans re-reads of which files
- * exist, and the path order rebuilt for each.
+ * on. `--listing-cache-seconds` is the gateway's LIST_CACHE_SECONDS: 5 (the default) makes the loop
+ * span re-reads of which files exist (and the path order rebuilt for each); 3600 keeps the first.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -20,6 +20,8 @@ import { indexCsv, registryFile, seedFiles, type ScaleDependencies, type ScaleRo
 export interface ListingOptions {
   readonly rows: number;
   readonly seconds: number;
+  /** LIST_CACHE_SECONDS of the gateway: 5 (the default) re-reads which files exist during the loop, 3600 keeps the first answer. */
+  readonly cacheSeconds: number;
   readonly workDir: string;
   /** The TOKEN_SIGNING_KEY the bench's gateways run with: S3 secrets are derived from it. */
   readonly signingKey: string;
@@ -145,7 +147,15 @@ export async function runListingBench(deps: ScaleDependencies, options: ListingO
   const quiet = { write: () => true };
   await runClientsCli(['s3-key', 'add', 'lister'], { env: { CLIENTS_FILE: clientsFile, TOKEN_SIGNING_KEY: options.signingKey }, stdout: { write: (text: string) => (keyLines += text) }, stderr: quiet });
   const gateway = await deps.startGateway(
-    { DATA_DIR: root, CLIENTS_FILE: clientsFile, S3_API: 'on', CATALOG_CACHE_MB: '1024', INDEX_MAX_MB: '512', DOWNLOAD_RATE_LIMIT: '1000000' },
+    {
+      DATA_DIR: root,
+      CLIENTS_FILE: clientsFile,
+      S3_API: 'on',
+      CATALOG_CACHE_MB: '1024',
+      INDEX_MAX_MB: '512',
+      DOWNLOAD_RATE_LIMIT: '1000000',
+      LIST_CACHE_SECONDS: String(options.cacheSeconds),
+    },
     'listing',
   );
   try {
@@ -180,7 +190,7 @@ export async function runListingBench(deps: ScaleDependencies, options: ListingO
     const report = await listing;
     const passes = report.passSeconds.length === 0 ? 'no full pass' : `full passes of ${report.passSeconds.map((s) => fmt(s, 's')).join(', ')}`;
     record({
-      measure: `the same subscriber listing the whole bucket through ListObjectsV2 in a loop for ${options.seconds} s (${report.pages} pages, ${report.keys.toLocaleString('en')} keys; ${passes}; LIST_CACHE_SECONDS=5): GET /health p99 (p50, max) meanwhile`,
+      measure: `the same subscriber listing the whole bucket through ListObjectsV2 in a loop for ${options.seconds} s (${report.pages} pages, ${report.keys.toLocaleString('en')} keys; ${passes}; LIST_CACHE_SECONDS=${options.cacheSeconds}): GET /health p99 (p50, max) meanwhile`,
       gateway: `${fmt(quantile(during, 0.99), 'ms')} (${fmt(quantile(during, 0.5), 'ms')}, ${fmt(during.at(-1) ?? Number.NaN, 'ms')}), ${during.length} samples`,
       anchor: aloneText,
       ratio: `${(quantile(during, 0.99) / quantile(alone, 0.99)).toFixed(2)}x`,

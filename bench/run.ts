@@ -50,6 +50,7 @@ const { values: options } = parseArgs({
     /** `--only listing`: rows (and files) of the subscriber listed through S3, and how long it lists (bench/listing.ts). */
     'listing-rows': { type: 'string', default: '1000000' },
     'listing-seconds': { type: 'string', default: '60' },
+    'listing-cache-seconds': { type: 'string', default: '5' },
   },
 });
 /**
@@ -364,7 +365,7 @@ async function listingOnly(): Promise<void> {
   try {
     const measured = await runListingBench(
       { startGateway: (env, name) => startGateway(env, name), rssOf },
-      { rows: Number(options['listing-rows']), seconds: Number(options['listing-seconds']), workDir, signingKey: BENCH_SIGNING_KEY },
+      { rows: Number(options['listing-rows']), seconds: Number(options['listing-seconds']), cacheSeconds: Number(options['listing-cache-seconds']), workDir, signingKey: BENCH_SIGNING_KEY },
     );
     console.log(`\n${benchTable(measured)}\n`);
   } finally {
