@@ -13,6 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent, get as httpGet, request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
@@ -27,6 +28,7 @@ import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.
 import { freePort } from '../test/support/redis.js';
 import { presignedUrl } from '../test/support/s3-signing.js';
 import { startAnchor, startNginx } from './anchors.js';
+import { runListingBench } from './listing.js';
 import { benchTable, runScaleBench, type ScaleRow } from './scale.js';
 
 const { values: options } = parseArgs({
@@ -45,9 +47,16 @@ const { values: options } = parseArgs({
     'scale-fleet-heap-mb': { type: 'string' },
     /** Files of the Azure catalog whose first /count is measured beside the raw List Blobs (bench/scale-azure.ts); 0 skips it. */
     'scale-azure-files': { type: 'string', default: '100000' },
+    /** `--only listing`: rows (and files) of the subscriber listed through S3, and how long it lists (bench/listing.ts). */
+    'listing-rows': { type: 'string', default: '1000000' },
+    'listing-seconds': { type: 'string', default: '60' },
+    'listing-cache-seconds': { type: 'string', default: '5' },
   },
 });
-/** `--only downloads|concurrent|local|small`: one section, for profiling; `--only scale`: the scale bench alone (bench/scale.ts). */
+/**
+ * `--only downloads|concurrent|local|small`: one section, for profiling; `--only scale`: the scale
+ * bench alone (bench/scale.ts); `--only listing`: `/health` during a big S3 listing (bench/listing.ts).
+ */
 const section = (name: string): boolean => options.only === undefined || options.only === name;
 const MiB = 1024 * 1024;
 const BIG = Number(options['big-mib']) * MiB;
@@ -350,8 +359,23 @@ async function scaleOnly(): Promise<void> {
   }
 }
 
+async function listingOnly(): Promise<void> {
+  // A million files on this machine's disk took longer to write than the whole measure; in memory (tmpfs) they take minutes.
+  const workDir = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'gateway-bench-listing-'));
+  try {
+    const measured = await runListingBench(
+      { startGateway: (env, name) => startGateway(env, name), rssOf },
+      { rows: Number(options['listing-rows']), seconds: Number(options['listing-seconds']), cacheSeconds: Number(options['listing-cache-seconds']), workDir, signingKey: BENCH_SIGNING_KEY },
+    );
+    console.log(`\n${benchTable(measured)}\n`);
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   if (options.only === 'scale') return scaleOnly();
+  if (options.only === 'listing') return listingOnly();
   const workDir = await mkdtemp(join(tmpdir(), 'gateway-bench-'));
   const stops: Array<() => Promise<void>> = [];
   let azurite: RunningAzurite | undefined;

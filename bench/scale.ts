@@ -81,13 +81,13 @@ const elapsed = (started: bigint): number => Number(process.hrtime.bigint() - st
 const symbolOf = (prefix: string, i: number): string => `${prefix}${i}`;
 const pathOf = (i: number): string => `m/${Math.floor(i / filesPerFolder)}/S${i}.parquet`;
 
-function indexCsv(prefix: string, rows: number): string {
+export function indexCsv(prefix: string, rows: number): string {
   const lines = ['Symbol,ShortDescriptionPt,ShortDescription,FileName'];
   for (let i = 0; i < rows; i += 1) lines.push(`${symbolOf(prefix, i)},Cotações diárias ${i},Daily quotes ${i},${pathOf(i)}`);
   return `${lines.join('\r\n')}\r\n`;
 }
 
-async function registryFile(path: string, clients: ReadonlyArray<{ readonly id: string; readonly indexPath: string }>): Promise<void> {
+export async function registryFile(path: string, clients: ReadonlyArray<{ readonly id: string; readonly indexPath: string }>): Promise<void> {
   const secretHash = await hashSecret(secret);
   const at = new Date().toISOString();
   const entries = Object.fromEntries(clients.map((client) => [client.id, { secretHash, indexPath: client.indexPath, enabled: true, createdAt: at, updatedAt: at }]));
@@ -177,7 +177,7 @@ async function readdirAndStat(root: string, files: number): Promise<number> {
   return elapsed(started);
 }
 
-async function seedFiles(root: string, files: number): Promise<void> {
+export async function seedFiles(root: string, files: number): Promise<void> {
   for (let folder = 0; folder * filesPerFolder < files; folder += 1) {
     await mkdir(join(root, 'm', String(folder)), { recursive: true });
     const count = Math.min(filesPerFolder, files - folder * filesPerFolder);

@@ -115,7 +115,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   });
   // The one signer: every token, link, session token and cursor, each purpose under its own key.
   const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
-  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory });
+  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory, yieldToLoop });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,
     secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
@@ -248,4 +248,9 @@ function portalSettings(
   const s3Bucket = config.s3?.bucket;
   const makers = links?.makers ?? linkMakers(signedLinks, undefined);
   return { settings: { ...files, s3Bucket, links: { makers, ttlMs: Math.min(links?.ttlMs ?? portalLinkTtlMs, portalLinkTtlMs) } }, signedLinks };
+}
+
+/** A turn of the event loop: pending I/O (other requests, `/health`) runs before the promise settles. */
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -3,6 +3,7 @@ import type { Entitlement } from '../domain/entitlement.js';
 import { CursorExpired, FileNotFound } from '../domain/errors.js';
 import type { CatalogEntry, FileCatalog } from '../domain/file-catalog.js';
 import type { BlobContent, BlobProperties, BlobStore, BlobSummary, BoundedMemory, Clock, Principal } from '../domain/ports.js';
+import { buildPathOrder, PATH_ORDER_STEPS_PER_SLICE, type PathOrderSource } from './path-order.js';
 
 /** A catalog file that storage has. */
 export interface ExistingFile {
@@ -80,7 +81,19 @@ export interface FileAccessDependencies {
   readonly listCacheMs: number;
   /** Where which catalog files exist is kept, in the same bound as the catalogs (CATALOG_CACHE_MB). */
   readonly memory: BoundedMemory;
+  /** Gives the event loop a turn between slices of a long computation (the path order of a listing). */
+  readonly yieldToLoop: () => Promise<void>;
 }
+
+/** A listing's path order, as kept in the bounded memory. */
+interface PathOrder {
+  /** The `version` of the existence list it was built from. */
+  readonly existingVersion: number;
+  readonly rows: Uint32Array;
+}
+
+/** The entry object, the typed array's object and its buffer's, beside the rows' 4 bytes each. */
+const pathOrderObjectBytes = 160;
 
 interface KnownFiles {
   readonly at: number;
@@ -94,6 +107,8 @@ interface KnownFiles {
 export class FileAccess {
   /** Storage listings under way, per catalog, so that concurrent requests share one. */
   readonly #finding = new Map<number, Promise<ExistingFiles>>();
+  /** Path orders under way, per catalog, so that concurrent listings share one build. */
+  readonly #ordering = new Map<number, { readonly existingVersion: number; readonly rows: Promise<Uint32Array> }>();
 
   constructor(private readonly deps: FileAccessDependencies) {}
 
@@ -120,14 +135,15 @@ export class FileAccess {
 
   /**
    * The client's existing files by storage path, each path once, for clients that page through
-   * paths rather than the index. The path order of a listing is computed once per listing and kept
-   * in the bounded memory beside it, so each page costs a binary search and its own files.
+   * paths rather than the index. The path order is built once per catalog and existence list, in
+   * slices that give the event loop a turn (see path-order.ts), shared by concurrent listings and
+   * kept in the bounded memory, so each page costs a binary search and its own files.
    */
   async listByPath(principal: Principal, options: PathListOptions): Promise<PathListing> {
     const catalog = await this.deps.entitlement.catalogFor(principal);
     const existing = await this.existingFiles(catalog);
-    const order = this.#pathOrder(catalog, existing);
-    const pathAt = (i: number): string => catalog.fileNameAt(existing.rowAt(order[i] ?? 0));
+    const order = await this.#pathOrder(catalog, existing);
+    const pathAt = (i: number): string => catalog.fileNameAt(order[i] ?? 0);
     let i = lowerBound(order.length, (k) => compareUtf8(pathAt(k), options.prefix) >= 0);
     if (options.after !== undefined) {
       const after = options.after;
@@ -136,24 +152,43 @@ export class FileAccess {
     const files: ExistingFile[] = [];
     for (; i < order.length && pathAt(i).startsWith(options.prefix); i += 1) {
       if (files.length === options.limit) return { files, truncated: true };
-      files.push(existing.fileAt(catalog, order[i] ?? 0));
+      files.push(existing.fileAt(catalog, existing.firstAtOrAfter(order[i] ?? 0)));
     }
     return { files, truncated: false };
   }
 
-  /** Indexes into `existing`, one per distinct path, in the byte order of the UTF-8 paths. */
-  #pathOrder(catalog: FileCatalog, existing: ExistingFiles): Uint32Array {
+  /**
+   * Catalog rows storage has, one per distinct path, in the byte order of the UTF-8 paths: built
+   * once per existence list (concurrent listings share the build), from the order of the
+   * catalog's previous existence list when the memory still has it. The kept entry holds only the
+   * rows and the existence list's version, never the list itself, so its size is its whole cost.
+   */
+  #pathOrder(catalog: FileCatalog, existing: ExistingFiles): Promise<Uint32Array> {
     const key = `by-path:${catalog.serial}`;
-    const kept = this.deps.memory.get(key) as { readonly existing: ExistingFiles; readonly order: Uint32Array } | undefined;
-    if (kept !== undefined && kept.existing === existing) return kept.order;
-    const indexes = Array.from({ length: existing.count }, (_, i) => i);
-    indexes.sort((x, y) => compareUtf8(catalog.fileNameAt(existing.rowAt(x)), catalog.fileNameAt(existing.rowAt(y))) || x - y);
-    const distinct = indexes.filter(
-      (index, k) => k === 0 || catalog.fileNameAt(existing.rowAt(index)) !== catalog.fileNameAt(existing.rowAt(indexes[k - 1] ?? 0)),
-    );
-    const order = Uint32Array.from(distinct);
-    this.deps.memory.set(key, { existing, order }, order.byteLength + 160);
-    return order;
+    const kept = this.deps.memory.get(key) as PathOrder | undefined;
+    if (kept !== undefined && kept.existingVersion === existing.version) return Promise.resolve(kept.rows);
+    const building = this.#ordering.get(catalog.serial);
+    if (building !== undefined && building.existingVersion === existing.version) return building.rows;
+    // A build for an older existence list still under way is the previous order of this one.
+    const previous = building !== undefined ? building.rows.catch(() => kept?.rows) : Promise.resolve(kept?.rows);
+    const source: PathOrderSource = {
+      catalogRows: catalog.count,
+      existingCount: existing.count,
+      existingRowAt: (i) => existing.rowAt(i),
+      isFirstOfPath: (row) => catalog.rowOfFileName(catalog.fileNameAt(row)) === row,
+      comparePaths: (a, b) => catalog.compareFileNamesAt(a, b),
+    };
+    const budget = { yieldToLoop: this.deps.yieldToLoop, stepsPerSlice: PATH_ORDER_STEPS_PER_SLICE };
+    const entry = { existingVersion: existing.version, rows: previous.then((rows) => buildPathOrder(source, budget, rows)) };
+    this.#ordering.set(catalog.serial, entry);
+    entry.rows
+      .then((rows) => this.deps.memory.set(key, { existingVersion: existing.version, rows } satisfies PathOrder, rows.buffer.byteLength + pathOrderObjectBytes))
+      // A failed build is not kept: the next listing builds again (and the listing that waited on it fails).
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.#ordering.get(catalog.serial) === entry) this.#ordering.delete(catalog.serial);
+      });
+    return entry.rows;
   }
 
   async count(principal: Principal): Promise<number> {
@@ -337,6 +372,8 @@ function startRow(catalog: FileCatalog, from: ListPosition | undefined): number 
   return from.row;
 }
 
+let nextExistingVersion = 1;
+
 /**
  * Which rows of a catalog storage has, with what `/list` tells of each, in typed arrays and one
  * string of entity tags and MD5s: about 40 bytes and the tags' characters per file.
@@ -344,6 +381,8 @@ function startRow(catalog: FileCatalog, from: ListPosition | undefined): number 
 class ExistingFiles {
   readonly count: number;
   readonly bytes: number;
+  /** Unique per existence list, so that a path order is never taken for another list's. */
+  readonly version = nextExistingVersion++;
 
   private constructor(
     private readonly rows: Uint32Array,

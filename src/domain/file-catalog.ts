@@ -191,6 +191,39 @@ export class FileCatalog {
     return this.#field(index, 2);
   }
 
+  /**
+   * The byte order of two rows' storage paths in UTF-8 (code point order), compared where they
+   * lie: sorting a million rows makes some twenty million comparisons, and decoding both paths
+   * for each took most of the time.
+   */
+  compareFileNamesAt(a: number, b: number): number {
+    let x = this.#offsets[a * fieldsPerRow + 2] as number;
+    let y = this.#offsets[b * fieldsPerRow + 2] as number;
+    const xEnd = this.#offsets[a * fieldsPerRow + 3] as number;
+    const yEnd = this.#offsets[b * fieldsPerRow + 3] as number;
+    const bytes = this.#latin1;
+    if (bytes !== undefined) {
+      // Latin-1 bytes are the code points themselves.
+      for (; x < xEnd && y < yEnd; x += 1, y += 1) {
+        const p = bytes[x] as number;
+        const q = bytes[y] as number;
+        if (p !== q) return p < q ? -1 : 1;
+      }
+    } else {
+      const text = this.#text;
+      while (x < xEnd && y < yEnd) {
+        // A pair is read only within the field (catalog paths hold no lone surrogate anyway).
+        const p = x + 1 < xEnd ? (text.codePointAt(x) as number) : text.charCodeAt(x);
+        const q = y + 1 < yEnd ? (text.codePointAt(y) as number) : text.charCodeAt(y);
+        if (p !== q) return p < q ? -1 : 1;
+        x += p > 0xffff ? 2 : 1;
+        y += q > 0xffff ? 2 : 1;
+      }
+    }
+    if (x < xEnd) return 1;
+    return y < yEnd ? -1 : 0;
+  }
+
   /** Every row, in index order. */
   *[Symbol.iterator](): IterableIterator<CatalogEntry> {
     for (let i = 0; i < this.count; i += 1) yield this.entryAt(i);

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
+import { compareUtf8 } from '../../src/application/file-access.js';
 import { FileCatalog } from '../../src/domain/file-catalog.js';
 import type { IndexRecord } from '../../src/domain/ports.js';
 
@@ -104,4 +106,26 @@ describe('FileCatalog lookups', function () {
   it('finds nothing for a file name the index does not list', function () {
     expect(catalog.findByFileName('other.csv')).to.equal(undefined);
   });
+});
+
+describe('FileCatalog.compareFileNamesAt', function () {
+  // Latin-1 only (the catalog keeps bytes), and with wider characters (the catalog keeps a string).
+  for (const [kind, letters] of [
+    ['Latin-1 paths', ['a', 'b', 'z', 'é', 'ÿ', '~']],
+    ['paths with characters beyond Latin-1', ['a', 'z', 'é', '\uFF01', '\uE000', '\u{1F600}', '\u{10FFFD}']],
+  ] as const) {
+    it(`orders two rows' ${kind} as compareUtf8 orders the paths`, function () {
+      const name = fc.array(fc.constantFrom(...letters), { maxLength: 5 }).map((parts) => `d/${parts.join('')}x`);
+      fc.assert(
+        fc.property(fc.array(name, { minLength: 1, maxLength: 12 }), (names) => {
+          const catalog = FileCatalog.fromIndex(names.map((FileName, i) => record({ Symbol: `C${i}`, FileName }))).catalog;
+          for (let a = 0; a < catalog.count; a += 1) {
+            for (let b = 0; b < catalog.count; b += 1) {
+              expect(catalog.compareFileNamesAt(a, b)).to.equal(compareUtf8(catalog.fileNameAt(a), catalog.fileNameAt(b)));
+            }
+          }
+        }),
+      );
+    });
+  }
 });
