@@ -169,7 +169,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     downloads,
     metering,
     downloadIdleTimeoutMs: idleTimeoutMs,
-    audit,
+    events,
     metrics,
     metricsToken: config.metricsToken,
     readiness,

@@ -49,7 +49,26 @@ export interface QuotaThresholdReached {
   readonly standing: QuotaStanding;
 }
 
-export type GatewayEvent = DownloadSettled | QuotaThresholdReached;
+/** How a token request ended. */
+export type TokenOutcome = 'issued' | 'invalid_client' | 'subscription_inactive' | 'invalid_request' | 'throttled' | 'failed';
+
+/**
+ * A token request, answered (the token endpoint, driven by @node-oauth/oauth2-server in the HTTP
+ * adapter, reports it once its answer is over). Never a secret or a token.
+ */
+export interface TokenRequested {
+  readonly type: 'token.requested';
+  readonly requestId: string;
+  /** The client id the request named, as sent (it may not exist), at most as long as an id may be. */
+  readonly clientId: string | null;
+  readonly outcome: TokenOutcome;
+  readonly status: number;
+  /** The caller's address, as `trust proxy` sees it. */
+  readonly address: string;
+  readonly durationMs: number;
+}
+
+export type GatewayEvent = DownloadSettled | QuotaThresholdReached | TokenRequested;
 
 /** Where the core reports events. Subscribers must not throw; they are called in order, synchronously. */
 export interface EventSink {

@@ -263,6 +263,16 @@ export interface BoundedMemory {
   delete(key: string): void;
 }
 
+/** What the bounded memory holds and has done, for the metrics. */
+export interface BoundedMemoryStats {
+  readonly bytes: number;
+  readonly maxBytes: number;
+  readonly entries: number;
+  readonly hits: number;
+  readonly misses: number;
+  readonly evictions: number;
+}
+
 export interface Clock {
   now(): Date;
 }

@@ -2,9 +2,9 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { DownloadInterface, DownloadOutcome, GatewayEvent } from '../../application/events.js';
+import type { DownloadInterface, DownloadOutcome, GatewayEvent, TokenOutcome } from '../../application/events.js';
 
-export type { DownloadInterface, DownloadOutcome } from '../../application/events.js';
+export type { DownloadInterface, DownloadOutcome, TokenOutcome } from '../../application/events.js';
 
 /** One download attempt, as the vendor bills and audits it. */
 export interface DownloadAuditRecord {
@@ -34,8 +34,6 @@ export interface DownloadAuditRecord {
   readonly durationMs: number;
 }
 
-/** How a token request ended. */
-export type TokenOutcome = 'issued' | 'invalid_client' | 'subscription_inactive' | 'invalid_request' | 'throttled' | 'failed';
 
 /** One token request. Never a secret or a token. */
 export interface TokenAuditRecord {
@@ -113,6 +111,11 @@ export function auditEvents(audit: AuditTrail): (event: GatewayEvent) => void {
       case 'download.settled': {
         const { type: _type, ...fields } = event;
         audit.record({ event: 'download', ...fields });
+        return;
+      }
+      case 'token.requested': {
+        const { type: _type, ...fields } = event;
+        audit.record({ event: 'token', ...fields });
         return;
       }
       case 'quota.threshold': {

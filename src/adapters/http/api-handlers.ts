@@ -16,6 +16,7 @@ import type { ListCursors } from './list-cursors.js';
 import { portalConfiguration, portalContentSecurityPolicy, type PortalSettings } from './portal.js';
 import type { SignedLinks } from './signed-links.js';
 import type { TokenResponse } from './token-endpoint.js';
+import type { RequestTarget } from './routing.js';
 
 /** What a handler of one `openapi.yaml` operation gets once the request is validated and authenticated. */
 export interface OperationContext {
@@ -24,6 +25,8 @@ export interface OperationContext {
   /** Present for every operation that requires a bearer token. */
   readonly principal: Principal | undefined;
   readonly params: Readonly<Record<string, string>>;
+  /** What the request addresses, as the router parsed it. */
+  readonly target: RequestTarget | undefined;
 }
 
 export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
@@ -88,7 +91,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
   const downloadBySymbol: OperationHandler = (context) => downloadFor(context, { symbol: context.params['symbol'] ?? '' });
   /** `GET|HEAD /<storage path>`: the raw rest of the request path, decoded here exactly once. */
   const downloadByPath: OperationHandler = (context) =>
-    downloadFor(context, { path: decodeRequestPath(String(context.res.locals['rawStoragePath'] ?? '')) });
+    downloadFor(context, { path: decodeRequestPath(context.target?.kind === 'file' ? context.target.rawStoragePath : '') });
 
   /**
    * `GET|HEAD /download/signed/<name>?token=`: the link is the credential, for as long as its

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { GatewayError, LimitsUnavailable, QuotaExceeded, RateLimited, SubscriptionInactive, type DomainErrorCode } from '../../domain/errors.js';
 import { HeaderTooLarge } from '../http-wire/grammar/download-request.js';
+import { contextOf } from '../http-wire/request-context.js';
 
 /**
  * How every error becomes a response: the one module that writes a non-2xx answer, for every route
@@ -260,8 +261,8 @@ function sendError(req: Request, res: Response, failure: unknown): void {
     res.destroy(failure instanceof Error ? failure : undefined);
     return;
   }
-  res.locals['errorCode'] = response.code;
-  if (response.status < 500) res.locals['refusalReason'] = refusalReason(response);
+  contextOf(res).errorCode = response.code;
+  if (response.status < 500) contextOf(res).refusalReason = refusalReason(response);
   // setHeader rather than res.set: values stay exactly as the table wrote them.
   for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
   res.status(response.status).json(response.body);

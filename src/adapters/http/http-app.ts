@@ -9,14 +9,14 @@ import type { Downloads } from '../../application/downloads.js';
 import type { FileAccess } from '../../application/file-access.js';
 import type { Metering } from '../../application/metering.js';
 import type { ClientRegistry, Clock, Principal, VerifiedToken } from '../../domain/ports.js';
-import type { AuditTrail } from '../audit/audit-trail.js';
-import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { EventSink } from '../../application/events.js';
+import type { Registry } from 'prom-client';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
 import type { DirectLinks } from './download-handler.js';
 import { createApiReferenceAssets } from './api-reference.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from '../http-wire/grammar/authorization.js';
-import { markTokenRequest, observeResponses, requestIdOf } from './observability.js';
+import { markTokenRequest, observeResponses, requestIdOf, type RequestObserver } from './observability.js';
 import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } from './openapi-contract.js';
 import {
   createTokenIssueLimit,
@@ -31,6 +31,7 @@ import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMa
 import type { SignedLinks } from './signed-links.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 import type { VerificationQueue } from './verification-queue.js';
+import { contextOf } from '../http-wire/request-context.js';
 
 /** Temporary S3 credentials for a caller proven by a bearer token (`POST /oauth/s3-credentials`). */
 export type S3CredentialIssuer = (principal: Principal, token: VerifiedToken) => Promise<object>;
@@ -54,8 +55,10 @@ export interface HttpAppDependencies {
   readonly metering: Metering;
   /** How long a download may make no progress before it is cut. */
   readonly downloadIdleTimeoutMs: number;
-  readonly audit: AuditTrail;
-  readonly metrics: GatewayMetrics;
+  /** Where the core's events go (the audit trail and the metrics subscribe): the token endpoint reports its answers there. */
+  readonly events: EventSink;
+  /** What is counted of every answer, and the Prometheus registry `GET /metrics` exposes. */
+  readonly metrics: RequestObserver & { readonly registry: Registry };
   /** The bearer token `GET /metrics` requires; the route does not exist without it. */
   readonly metricsToken: string | undefined;
   readonly readiness: { report(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }> };
@@ -107,7 +110,7 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
       // req.log carries `requestId` alone (not the whole request) on every line a handler writes.
       quietReqLogger: true,
       customProps: (_req, res) => {
-        const principal = (res as Response).locals['principal'] as Principal | undefined;
+        const principal = contextOf(res as Response).principal;
         return principal === undefined ? {} : { clientId: principal.clientId };
       },
       serializers: {
@@ -119,7 +122,7 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
     }),
   );
 
-  app.use(observeResponses({ audit: deps.audit, metrics: deps.metrics }));
+  app.use(observeResponses({ events: deps.events, requests: deps.metrics }));
 
   // The token endpoint's steps before its operation handler: read the body (bounded), then the
   // client's issued-token budget, checked before any secret is verified.
@@ -188,7 +191,8 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
       handler({
         req,
         res,
-        principal: res.locals['principal'] as Principal | undefined,
+        principal: contextOf(res).principal,
+        target: routedTargets.get(res),
         params: context.request.params as Record<string, string>,
       });
 
@@ -205,7 +209,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     postRoutingHandler: (context: Context, _req: Request, res: Response) => {
       const operationId = context.operation?.operationId;
       // `/{path}` also matches a one-segment API path such as `/%63atalog`; those are no file.
-      const target = res.locals['target'] as RequestTarget;
+      const target = routedTargets.get(res) as RequestTarget;
       const noRoute =
         (operationId !== undefined && byPathOperations.has(operationId) && target.kind !== 'file') ||
         // Metrics exist only when METRICS_TOKEN is set.
@@ -217,7 +221,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
         (operationId !== undefined && signedLinkOperations.has(operationId) && deps.signedLinks === undefined) ||
         (operationId !== undefined && portalOperations.has(operationId) && deps.portal === undefined);
       if (noRoute) throw new RequestRefused('route_not_found', `No route ${context.request.method.toUpperCase()} ${target.matchPath}`);
-      if (operationId !== undefined) res.locals['operationId'] = operationId;
+      if (operationId !== undefined) contextOf(res).operationId = operationId;
     },
     unauthorizedHandler: (context: Context) => {
       // The refusal of the operation's own scheme (`bearerAuth`, or `metricsToken` on /metrics).
@@ -234,7 +238,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
   });
   api.registerSecurityHandler('bearerAuth', async (_context: Context, req: Request, res: Response) => {
     const principal = await authenticate(req);
-    res.locals['principal'] = principal;
+    contextOf(res).principal = principal;
     return principal;
   });
   api.registerSecurityHandler('metricsToken', (_context: Context, req: Request) => {
@@ -250,8 +254,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     const rawPath = rawPathOf(req);
     if (!rawPath.startsWith('/')) return next(new RequestRefused('invalid_request', 'The request target must be an absolute path'));
     const target = targetOf(rawPath);
-    res.locals['target'] = target;
-    if (target.kind === 'file') res.locals['rawStoragePath'] = target.rawStoragePath;
+    routedTargets.set(res, target);
     try {
       // HEAD runs the GET operation where only a GET is declared; Express and Node send its status
       // and headers without the body (RFC 9110 section 9.3.2).
@@ -278,6 +281,9 @@ function sameSecret(presented: string, expected: string): boolean {
   const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
   return expected !== '' && timingSafeEqual(digest(presented), digest(expected));
 }
+
+/** The target each response's request addresses, as the router parsed it (the raw storage path of a file). */
+const routedTargets = new WeakMap<Response, RequestTarget>();
 
 /** Query parameters whose values are logged: the API's own that never carry credentials (not a link's `token`). */
 const loggedQueryParameters = new Set(['limit', 'modifiedSince', 'redirect']);

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import type { AuditTrail, TokenOutcome } from '../audit/audit-trail.js';
-import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { EventSink, TokenOutcome } from '../../application/events.js';
+import { contextOf } from '../http-wire/request-context.js';
 import { addressOf } from './rate-limits.js';
 import { MAX_CLIENT_ID_LENGTH, requestedClientId } from './token-endpoint.js';
 
@@ -22,7 +22,7 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
 
 /** Marks the request as the token endpoint's before any of its steps can refuse it. */
 export function markTokenRequest(_req: Request, res: Response, next: NextFunction): void {
-  res.locals['operationId'] = 'issueToken';
+  contextOf(res).operationId = 'issueToken';
   next();
 }
 
@@ -32,7 +32,15 @@ export function markTokenRequest(_req: Request, res: Response, next: NextFunctio
  * token request, whatever ended it. Downloads are audited from the core's `download.settled` event,
  * once their unsent bytes are given back.
  */
-export function observeResponses(options: { readonly audit: AuditTrail; readonly metrics: GatewayMetrics }) {
+/** What is counted of every answer (the metrics adapter, wired in `src/app`). */
+export interface RequestObserver {
+  /** `slowDown`: the S3 API's 503 SlowDown, a refusal rather than a failure. */
+  requestAnswered(operation: string, status: number, seconds: number, slowDown: boolean): void;
+  /** A refusal (4xx), by the reason it is counted under. */
+  refused(reason: string): void;
+}
+
+export function observeResponses(options: { readonly events: EventSink; readonly requests: RequestObserver }) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     let recorded = false;
@@ -42,21 +50,19 @@ export function observeResponses(options: { readonly audit: AuditTrail; readonly
       if (recorded) return;
       recorded = true;
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const operation = (res.locals['operationId'] as string | undefined) ?? 'none';
+      const context = contextOf(res);
+      const operation = context.operationId ?? 'none';
       const status = res.statusCode;
-      options.metrics.requestAnswered(operation, status, durationMs / 1000, res.locals['errorCode'] === 'SlowDown');
-      const refusal = res.locals['refusalReason'] as string | undefined;
-      if (refusal !== undefined) options.metrics.refused(refusal);
+      options.requests.requestAnswered(operation, status, durationMs / 1000, context.errorCode === 'SlowDown');
+      if (context.refusalReason !== undefined) options.requests.refused(context.refusalReason);
       const requestId = String(res.getHeader('X-Request-Id') ?? '');
       if (operation === 'issueToken') {
-        const outcome = tokenOutcome(status, res.locals['errorCode'] as string | undefined);
-        options.metrics.tokenRequestEnded(outcome);
-        options.audit.record({
-          event: 'token',
+        options.events.emit({
+          type: 'token.requested',
           requestId,
           // A made-up id may be kilobytes long: the audit keeps as much of it as an id may be.
           clientId: requestedClientId(req)?.slice(0, MAX_CLIENT_ID_LENGTH) ?? null,
-          outcome,
+          outcome: tokenOutcome(status, context.errorCode),
           status,
           address: addressOf(req),
           durationMs: Math.round(durationMs),

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { BoundedMemory } from '../../domain/ports.js';
+import type { BoundedMemory, BoundedMemoryStats } from '../../domain/ports.js';
 
 interface Sized {
   readonly value: object;
@@ -9,15 +9,6 @@ interface Sized {
 /** What a key costs besides its value: the string and lru-cache's slots for it. */
 const entryOverheadBytes = 96;
 
-/** What `/metrics` shows of the memory. */
-export interface BoundedMemoryStats {
-  readonly bytes: number;
-  readonly maxBytes: number;
-  readonly entries: number;
-  readonly hits: number;
-  readonly misses: number;
-  readonly evictions: number;
-}
 
 /** `BoundedMemory` on lru-cache, bounded by `maxSize` over the sizes the callers state. */
 export class LruBoundedMemory implements BoundedMemory {

@@ -1,7 +1,7 @@
 import { metrics as openTelemetry, type Counter as OtelCounter, type Histogram as OtelHistogram } from '@opentelemetry/api';
 import type { GatewayEvent } from '../../application/events.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { BoundedMemoryStats } from '../index/lru-bounded-memory.js';
+import type { BoundedMemoryStats } from '../../domain/ports.js';
 
 /** Request durations, from a fast JSON answer to a long download. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -108,6 +108,7 @@ export class GatewayMetrics {
   /** The core's events this instance counts: each settled download, by outcome, with its bytes. */
   readonly onEvent = (event: GatewayEvent): void => {
     if (event.type === 'download.settled') this.downloadEnded(event.outcome, event.bytesSent);
+    else if (event.type === 'token.requested') this.tokenRequestEnded(event.outcome);
   };
 
   downloadEnded(outcome: string, bytes: number): void {

@@ -9,6 +9,7 @@ import type { S3Credentials } from './s3-credentials.js';
 import { S3Refusal, writeS3Error } from './s3-errors.js';
 import { s3Xml, type XmlElement } from './s3-xml.js';
 import { isSigV4Request, isSignatureValid, parseQuery, queryValue, readSignatureClaims, type SignedRequest } from './signature-v4.js';
+import { contextOf } from '../http-wire/request-context.js';
 
 /**
  * The read-only S3-compatible API (S3_API=on): a second driving adapter over the same use cases
@@ -60,14 +61,14 @@ export function createS3Api(deps: S3ApiDependencies): (req: Request, res: Respon
     const rawPath = question === -1 ? url : url.slice(0, question);
     const rawQuery = question === -1 ? '' : url.slice(question + 1);
     if (!isSigV4Request(req.headers, rawQuery)) return next();
-    res.locals['operationId'] = 's3';
+    contextOf(res).operationId = 's3';
     res.setHeader('x-amz-request-id', String(res.getHeader('X-Request-Id') ?? ''));
     let where: { key?: string; bucket?: string } = {};
     try {
       refuseWrites(req, res);
       const query = parseQuery(rawQuery);
       const principal = await authenticate(deps, { method: req.method, rawPath, rawQuery, headers: req.headers }, query);
-      res.locals['principal'] = principal;
+      contextOf(res).principal = principal;
       const target = targetOf(rawPath, deps.bucket);
       where = target.kind === 'object' ? { key: target.key, bucket: deps.bucket } : target.kind === 'bucket' ? { bucket: target.bucket } : {};
       await route(deps, req, res, principal, target, query);
@@ -80,7 +81,7 @@ export function createS3Api(deps: S3ApiDependencies): (req: Request, res: Respon
 /** Writes never touch storage: refused before anything else is read, body unread and connection closed. */
 function refuseWrites(req: Request, res: Response): void {
   if (req.method === 'GET' || req.method === 'HEAD') return;
-  res.locals['operationId'] = 's3:Write';
+  contextOf(res).operationId = 's3:Write';
   const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
   if (hasBody) res.setHeader('Connection', 'close');
   if (['PUT', 'POST', 'DELETE'].includes(req.method)) throw new S3Refusal('AccessDenied', 'This S3 API is read-only.');
@@ -125,20 +126,20 @@ async function route(deps: S3ApiDependencies, req: Request, res: Response, princ
   switch (target.kind) {
     case 'service':
       if (req.method !== 'GET') throw new S3Refusal('MethodNotAllowed', 'The specified method is not allowed against this resource.');
-      res.locals['operationId'] = 's3:ListBuckets';
+      contextOf(res).operationId = 's3:ListBuckets';
       return sendXml(res, 'ListAllMyBucketsResult', {
         Owner: ownerOf(principal),
         Buckets: { Bucket: [{ Name: deps.bucket, CreationDate: BUCKET_CREATION_DATE }] },
       });
     case 'bucket':
       if (req.method === 'HEAD') {
-        res.locals['operationId'] = 's3:HeadBucket';
+        contextOf(res).operationId = 's3:HeadBucket';
         res.setHeader('x-amz-bucket-region', 'us-east-1');
         res.status(200).end();
         return;
       }
       if (query['location'] !== undefined) {
-        res.locals['operationId'] = 's3:GetBucketLocation';
+        contextOf(res).operationId = 's3:GetBucketLocation';
         // An empty LocationConstraint is us-east-1, which every client accepts whatever region it signs with.
         res.status(200).setHeader('Content-Type', 'application/xml');
         res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></LocationConstraint>`);
@@ -181,7 +182,7 @@ interface ListPosition {
 
 async function listObjects(deps: S3ApiDependencies, res: Response, principal: Principal, query: Query): Promise<void> {
   const v2 = queryValue(query, 'list-type') === '2';
-  res.locals['operationId'] = v2 ? 's3:ListObjectsV2' : 's3:ListObjects';
+  contextOf(res).operationId = v2 ? 's3:ListObjectsV2' : 's3:ListObjects';
   const prefix = queryValue(query, 'prefix') ?? '';
   const delimiter = queryValue(query, 'delimiter') ?? '';
   const encodingType = queryValue(query, 'encoding-type');
@@ -316,7 +317,7 @@ function readContinuationToken(signer: Signer, clientId: string, token: string):
  * of the file (its MD5 entity tag); the bytes are those of the version whose headers were sent.
  */
 async function getObject(deps: S3ApiDependencies, req: Request, res: Response, principal: Principal, key: string, query: Query): Promise<void> {
-  res.locals['operationId'] = req.method === 'HEAD' ? 's3:HeadObject' : 's3:GetObject';
+  contextOf(res).operationId = req.method === 'HEAD' ? 's3:HeadObject' : 's3:GetObject';
   const overrides = responseOverrides(query);
   const abort = abortOnClose(res);
   const session = startDownloadSession(
@@ -325,7 +326,7 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     res,
     { interface: 's3', clientId: principal.clientId, symbol: null, path: key },
     // S3 answers its rate limit with 503 SlowDown: a refusal, not a failure.
-    () => res.locals['errorCode'] === 'SlowDown',
+    () => contextOf(res).errorCode === 'SlowDown',
   );
   const request = parseDownloadRequest(req.method, (name) => req.get(name), deps.clock.now());
   let decided: DecidedDownload;

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { GatewayError, SubscriptionInactive, type LimitsUnavailable, type RateLimited } from '../../domain/errors.js';
 import { HeaderTooLarge } from '../http-wire/grammar/download-request.js';
 import { s3Xml } from './s3-xml.js';
+import { contextOf } from '../http-wire/request-context.js';
 
 /**
  * How every failure of an S3 request becomes S3's answer: the one module that writes the S3
@@ -141,7 +142,7 @@ export function writeS3Error(req: Request, res: Response, failure: unknown, extr
   const fields = { s3ErrorCode: code, err: failure };
   if (entry.log === 'error') req.log.error(fields, `S3 request failed: ${code}`);
   else req.log[entry.log](fields, `S3 request refused: ${code}`);
-  res.locals['errorCode'] = code;
+  contextOf(res).errorCode = code;
   if (res.headersSent) {
     res.destroy();
     return;
