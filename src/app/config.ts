@@ -240,8 +240,8 @@ export const CONFIG_TABLE = Object.freeze({
     min: 1,
     max: 1_000_000,
     meaning:
-      'File versions per client per window: every request of one client for one file version (ETag) within the ' +
-      'window is one download (all routes, GET and HEAD, ranges, direct links).',
+      'Downloads per client per window, on every door (routes, signed and portal links, S3): every complete body is ' +
+      'one download; the partial requests and HEADs of one file version (ETag) within the window count once together; a `304` never counts.',
   }),
   DOWNLOAD_RATE_WINDOW_SECONDS: wholeNumber({
     fallback: 60,
