@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { Request, RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
-import type { ClientRegistry, RateLimitStores } from '../../domain/ports.js';
+import type { ClientRegistry, Clock, RateLimitStores } from '../../domain/ports.js';
 import { RequestRefused } from './error-responses.js';
 
 /**
@@ -15,9 +15,9 @@ function secondsUntil(resetTime: Date | undefined, windowSeconds: number, now: n
   return resetTime === undefined ? windowSeconds : Math.max(1, Math.ceil((resetTime.getTime() - now) / 1000));
 }
 
-function limiterRetryAfter(req: Request, windowSeconds: number): number {
+function limiterRetryAfter(req: Request, windowSeconds: number, clock: Clock): number {
   const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-  return secondsUntil(resetTime, windowSeconds, Date.now());
+  return secondsUntil(resetTime, windowSeconds, clock.now().getTime());
 }
 
 /**
@@ -49,6 +49,8 @@ export interface TokenIssueLimit {
   readonly limit: number;
   readonly windowSeconds: number;
   readonly stores: RateLimitStores;
+  /** The gateway's clock, which the stores' windows run on (Retry-After counts down on it). */
+  readonly clock: Clock;
 }
 
 /**
@@ -74,7 +76,7 @@ export function createTokenIssueLimit(
     },
     store: options.stores('tokens-issued'),
     handler: (req, _res, next) => {
-      const retryAfterSeconds = limiterRetryAfter(req, options.windowSeconds);
+      const retryAfterSeconds = limiterRetryAfter(req, options.windowSeconds, options.clock);
       next(
         new RequestRefused(
           'rate_limited',
@@ -102,6 +104,8 @@ export interface TokenFailureLimits {
   readonly perClient: number;
   readonly windowSeconds: number;
   readonly stores: RateLimitStores;
+  /** The gateway's clock, which the stores' windows run on (Retry-After counts down on it). */
+  readonly clock: Clock;
 }
 
 /** A wrong secret's place, held while the secret is verified. */
@@ -165,7 +169,7 @@ export class TokenFailureThrottle {
             : undefined;
     if (refusedBy === undefined) return { release };
     await release();
-    const retryAfterSeconds = secondsUntil(refusedBy.resetTime, this.#limits.windowSeconds, Date.now());
+    const retryAfterSeconds = secondsUntil(refusedBy.resetTime, this.#limits.windowSeconds, this.#limits.clock.now().getTime());
     throw new RequestRefused('rate_limited', `Too many failed token requests; retry in ${retryAfterSeconds} seconds`, { retryAfterSeconds });
   }
 }

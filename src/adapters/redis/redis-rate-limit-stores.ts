@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { ClientRateLimitInfo } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { RateLimitStores } from '../../domain/ports.js';
 
@@ -28,6 +29,12 @@ class ExpiringRedisStore extends RedisStore {
     prefix: string,
   ) {
     super({ sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<RedisReply>, prefix });
+  }
+
+  /** A key with no count (never counted, or expired) has none: rate-limit-redis reads it as `NaN` hits. */
+  override async get(key: string): Promise<ClientRateLimitInfo | undefined> {
+    const info = await super.get(key);
+    return info === undefined || !Number.isFinite(info.totalHits) ? undefined : info;
   }
 
   override async decrement(key: string): Promise<void> {
