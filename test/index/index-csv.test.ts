@@ -95,6 +95,25 @@ describe('parseIndexCsv', function () {
         { row: 2, message: 'AvailableUntil: "2026-02-30" is not an ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T21:00:00Z) (Symbol "B")' },
       ]);
     });
+
+    it('matches the two column names without regard to case (availableFrom, AVAILABLEUNTIL are the window columns)', async function () {
+      const { records } = await parseIndexCsv('Symbol,FileName,availableFrom,AVAILABLEUNTIL\r\nA,a.csv,2026-12-01,2027-01-01\r\n');
+      expect(records[0]?.availableFrom?.toISOString()).to.equal('2026-12-01T00:00:00.000Z');
+      expect(records[0]?.availableUntil?.toISOString()).to.equal('2027-01-01T00:00:00.000Z');
+    });
+  });
+
+  describe('with a header that looks like a window column but is neither (fails closed: never serves every row at once)', function () {
+    for (const header of ['Available From', 'available_until', 'AvailableTo', 'Available-From']) {
+      it(`refuses the whole index, naming "${header}"`, async function () {
+        const failure = await parseIndexCsv(`Symbol,FileName,${header}\r\nA,a.csv,2099-01-01\r\n`).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(failure).to.be.instanceOf(IndexMalformed);
+        expect((failure as Error).message).to.include(`"${header}"`).and.include('looks like a release window column');
+      });
+    }
   });
 
   const malformed: Array<[string, string, RegExp]> = [

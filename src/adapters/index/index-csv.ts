@@ -37,7 +37,7 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
   let windowColumns = false;
   let refusal: IndexMalformed | undefined;
   const parser = parse<Record<string, string>, Record<string, string>>({
-    headers: (headers) => headers.map((header) => header?.trim()),
+    headers: (headers) => headers.map((header) => windowColumnNamed(header?.trim())),
     strictColumnHandling: true,
     ignoreEmpty: true,
   });
@@ -46,8 +46,12 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
       headersSeen = true;
       windowColumns = headers.includes('AvailableFrom') || headers.includes('AvailableUntil');
       const missing = requiredColumns.filter((column) => !headers.includes(column));
-      if (missing.length > 0) {
-        refusal = new IndexMalformed(`The index has no ${missing.join(' or ')} column (columns found: ${headers.join(', ')})`);
+      const problem =
+        missing.length > 0
+          ? `The index has no ${missing.join(' or ')} column (columns found: ${headers.join(', ')})`
+          : windowHeaderProblem(headers);
+      if (problem !== undefined) {
+        refusal = new IndexMalformed(problem);
         parser.destroy(refusal);
       }
     })
@@ -97,6 +101,31 @@ async function* withoutByteOrderMark(text: AsyncIterable<string> | Iterable<stri
     }
     if (piece !== '') yield piece;
   }
+}
+
+const windowColumnNames = ['AvailableFrom', 'AvailableUntil'] as const;
+
+/** A header naming a window column in any case (`availableFrom`, `AVAILABLEUNTIL`) is that column. */
+function windowColumnNamed(header: string | undefined): string | undefined {
+  return windowColumnNames.find((name) => name.toLowerCase() === header?.toLowerCase()) ?? header;
+}
+
+/**
+ * Why the headers cannot be read safely, or `undefined`. A window column the gateway would not
+ * recognise (`Available From`, `available_until`, `AvailableTo`) is refused rather than ignored:
+ * ignored, it would serve every row at once. So is a window column named twice.
+ */
+function windowHeaderProblem(headers: readonly string[]): string | undefined {
+  for (const header of headers) {
+    const squeezed = (header ?? '').toLowerCase().replace(/[\s_.-]+/g, '');
+    if (squeezed.startsWith('available') && !(windowColumnNames as readonly string[]).includes(header)) {
+      return `The index has a column "${header.slice(0, 100)}" that looks like a release window column but is neither AvailableFrom nor AvailableUntil (names are matched without regard to case, nothing else): rename it, or remove it`;
+    }
+  }
+  for (const name of windowColumnNames) {
+    if (headers.filter((header) => header === name).length > 1) return `The index names the ${name} column more than once`;
+  }
+  return undefined;
 }
 
 class InvalidWindowCell extends Error {}
