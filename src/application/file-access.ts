@@ -263,14 +263,15 @@ export class FileAccess {
 
   /** Asks storage which of the catalog's files exist (concurrent callers share one check), and keeps the answer. */
   #loadExistingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
-    const now = this.deps.clock.now().getTime();
     const key = existingKey(catalog);
     let finding = this.#finding.get(catalog.serial);
     if (finding === undefined) {
       // A failure is not kept: the next request asks storage again.
       finding = this.#findExistingFiles(catalog)
         .then((files) => {
-          this.deps.memory.set(key, { at: now, files } satisfies KnownFiles, files.bytes);
+          // Its age starts when the answer is kept, not when the check began: a check that outlasts
+          // listCacheMs would otherwise be stale on arrival, and redone by every request.
+          this.deps.memory.set(key, { at: this.deps.clock.now().getTime(), files } satisfies KnownFiles, files.bytes);
           return files;
         })
         .finally(() => this.#finding.delete(catalog.serial));
