@@ -30,6 +30,9 @@ export interface GatewayConfig {
   /** How long Azure Storage may take to start answering a call, the SDK's retries and their back-off included. */
   readonly storageTimeoutSeconds: number;
   readonly downloadRateLimit: number;
+  /** Authenticated requests per client within the request window, whichever API (REQUEST_RATE_LIMIT). */
+  readonly requestRateLimit: number;
+  readonly requestRateWindowSeconds: number;
   readonly downloadRateWindowSeconds: number;
   /** Direct download links (`/link/<symbol>`, `?redirect=true`): storage serves the bytes. */
   readonly downloadLinks: boolean;
@@ -248,6 +251,25 @@ export const CONFIG_TABLE = Object.freeze({
     min: 1,
     max: 86400,
     meaning: 'The download rate-limit window.',
+  }),
+  REQUEST_RATE_LIMIT: wholeNumber({
+    fallback: 600,
+    min: 1,
+    max: 1_000_000,
+    meaning:
+      'Authenticated requests per client per window, whichever API (bearer-token routes, signed links, signed S3 requests): ' +
+      'bounds what one client costs storage (`/info`, `HEAD`, `HeadObject`, ranges of a counted version each cost a call). ' +
+      'Past it: `429 rate_limited` with `Retry-After` (S3: `503 SlowDown`).',
+  }),
+  REQUEST_RATE_WINDOW_SECONDS: wholeNumber({
+    fallback: (env) => {
+      const download = env['DOWNLOAD_RATE_WINDOW_SECONDS']?.trim();
+      return download !== undefined && /^\d+$/.test(download) ? Number(download) : 60;
+    },
+    documentedDefault: '`DOWNLOAD_RATE_WINDOW_SECONDS`',
+    min: 1,
+    max: 86400,
+    meaning: 'The request budget\'s window.',
   }),
   DOWNLOAD_LINKS: onOff({
     fallback: 'off',
@@ -501,6 +523,8 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     storageTimeoutSeconds: values.STORAGE_TIMEOUT_SECONDS,
     downloadRateLimit: values.DOWNLOAD_RATE_LIMIT,
     downloadRateWindowSeconds: values.DOWNLOAD_RATE_WINDOW_SECONDS,
+    requestRateLimit: values.REQUEST_RATE_LIMIT,
+    requestRateWindowSeconds: values.REQUEST_RATE_WINDOW_SECONDS,
     downloadLinks: values.DOWNLOAD_LINKS,
     downloadLinkTtlSeconds: values.DOWNLOAD_LINK_TTL_SECONDS,
     portal: values.PORTAL,

@@ -10,7 +10,7 @@ import { SignedLinks } from '../adapters/http/signed-links.js';
 import { ListCursors } from '../adapters/http/list-cursors.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryCountedVersions } from '../adapters/limits/memory-counted-versions.js';
-import { createDownloadLimit } from '../adapters/limits/download-limit.js';
+import { createDownloadLimit, createRequestLimit } from '../adapters/limits/window-limits.js';
 import { boundedMemoryStores } from '../adapters/limits/memory-rate-limit-store.js';
 import { resilientStores } from '../adapters/limits/resilient-stores.js';
 import { VerificationQueue, verificationQueueBounds } from '../adapters/http/verification-queue.js';
@@ -141,6 +141,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   const downloadWindowMs = config.downloadRateWindowSeconds * 1000;
   const metering = new Metering({
     limit: createDownloadLimit({ limit: config.downloadRateLimit, windowSeconds: config.downloadRateWindowSeconds, stores, clock }),
+    requests: createRequestLimit({ limit: config.requestRateLimit, windowSeconds: config.requestRateWindowSeconds, stores, clock }),
     versions: (adapters.countedVersions ?? memoryCountedVersions(clock))(downloadWindowMs),
     quota: new MonthlyQuota(adapters.quotaLedger ?? new MemoryQuotaLedger(clock), clock),
     clock,
@@ -179,7 +180,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     signedLinks: portal?.signedLinks ?? signedLinks,
     portal: portal?.settings,
     publicBaseUrl: config.publicBaseUrl,
-    s3: s3Door(config, { files, downloads, auth, clock, idleTimeoutMs, signer }),
+    s3: s3Door(config, { files, downloads, metering, auth, clock, idleTimeoutMs, signer }),
     listCursors: new ListCursors(signer),
   });
   return { app, settled: () => downloads.settled() };
@@ -191,6 +192,7 @@ function s3Door(
   core: {
     readonly files: FileAccess;
     readonly downloads: Downloads;
+    readonly metering: Metering;
     readonly auth: ClientAuthentication;
     readonly clock: Clock;
     readonly idleTimeoutMs: number;
@@ -204,6 +206,7 @@ function s3Door(
       bucket: config.s3.bucket,
       files: core.files,
       downloads: core.downloads,
+      admitRequest: (clientId) => core.metering.admitRequest(clientId),
       credentials,
       clock: core.clock,
       idleTimeoutMs: core.idleTimeoutMs,

@@ -1,6 +1,6 @@
 import { LimitsUnavailable, RateLimited, type BudgetStanding } from '../domain/errors.js';
 import { quotaExceeded, type MonthlyQuota, type QuotaStanding } from '../domain/monthly-quota.js';
-import type { Clock, CountedVersions, DownloadLimit, Principal } from '../domain/ports.js';
+import type { Clock, CountedVersions, DownloadLimit, Principal, RequestLimit } from '../domain/ports.js';
 import type { EventSink } from './events.js';
 
 /** Where the core writes what a request's metering had to say (the request's own logger). */
@@ -14,6 +14,8 @@ export type StoreErrorPolicy = 'allow' | 'deny';
 export interface MeteringDependencies {
   /** Downloads per client and window (DOWNLOAD_RATE_LIMIT per DOWNLOAD_RATE_WINDOW_SECONDS). */
   readonly limit: DownloadLimit;
+  /** Authenticated requests per client and window (REQUEST_RATE_LIMIT per REQUEST_RATE_WINDOW_SECONDS). */
+  readonly requests: RequestLimit;
   /** The file versions whose partial requests were counted within the window. */
   readonly versions: CountedVersions;
   readonly quota: MonthlyQuota;
@@ -55,6 +57,14 @@ export class Metering {
       if (!lenient || !(error instanceof RateLimited)) throw error;
       if ((await this.deps.versions.counted(clientId, path)) === undefined) throw error;
     }
+  }
+
+  /**
+   * One authenticated request of the client, whichever door: refused (`RateLimited`) past the
+   * request budget, before it costs storage anything.
+   */
+  async admitRequest(clientId: string): Promise<void> {
+    await this.deps.requests.count(clientId);
   }
 
   /** A complete body (or a direct link storage serves): always one download. */

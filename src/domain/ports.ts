@@ -362,6 +362,16 @@ export interface QuotaJournal {
   totals(period: string): Promise<ReadonlyMap<string, number>>;
 }
 
+/**
+ * A client's request budget: authenticated requests per window, whichever API, counted on every
+ * instance alike when the store is shared. Throws `RateLimited` past it, `LimitsUnavailable` when its
+ * store fails and RATE_LIMIT_ON_STORE_ERROR=deny.
+ */
+export interface RequestLimit {
+  /** Counts one request; refuses (`RateLimited`, the count kept) past the limit. */
+  count(clientId: string): Promise<BudgetStanding | undefined>;
+}
+
 /** A key's count in a rate-limit window, and when the window resets. */
 export interface WindowCount {
   readonly totalHits: number;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { createDownloadLimit } from '../../src/adapters/limits/download-limit.js';
+import { createDownloadLimit } from '../../src/adapters/limits/window-limits.js';
 import { boundedMemoryStores } from '../../src/adapters/limits/memory-rate-limit-store.js';
 import { resilientStores } from '../../src/adapters/limits/resilient-stores.js';
 import { redisStores } from '../../src/adapters/redis/redis-rate-limit-stores.js';

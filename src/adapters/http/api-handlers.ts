@@ -111,6 +111,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       principal: async () => {
         const holder = await deps.linkHolder(link.clientId);
         if ('refused' in holder) throw new RequestRefused('invalid_link', holder.refused);
+        await deps.metering.admitRequest(holder.principal.clientId);
         return holder.principal;
       },
       pinnedEtag: link.etag,

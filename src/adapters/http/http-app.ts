@@ -239,6 +239,8 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
   api.registerSecurityHandler('bearerAuth', async (_context: Context, req: Request, res: Response) => {
     const principal = await authenticate(req);
     contextOf(res).principal = principal;
+    // The client's request budget, before the operation costs storage anything.
+    await deps.metering.admitRequest(principal.clientId);
     return principal;
   });
   api.registerSecurityHandler('metricsToken', (_context: Context, req: Request) => {

@@ -23,6 +23,8 @@ export interface S3ApiDependencies {
   readonly credentials: S3Credentials;
   /** The download use cases every door shares (budget, quota, decision, settlement). */
   readonly downloads: Downloads;
+  /** Counts one request against the client's request budget (`RateLimited` past it). */
+  readonly admitRequest: (clientId: string) => Promise<void>;
   readonly clock: Clock;
   readonly idleTimeoutMs: number;
   /** MACs the continuation tokens (their own purpose: a `/list` cursor is not one). */
@@ -69,6 +71,8 @@ export function createS3Api(deps: S3ApiDependencies): (req: Request, res: Respon
       const query = parseQuery(rawQuery);
       const principal = await authenticate(deps, { method: req.method, rawPath, rawQuery, headers: req.headers }, query);
       contextOf(res).principal = principal;
+      // The client's request budget (shared with the native API), before storage is asked anything.
+      await deps.admitRequest(principal.clientId);
       const target = targetOf(rawPath, deps.bucket);
       where = target.kind === 'object' ? { key: target.key, bucket: deps.bucket } : target.kind === 'bucket' ? { bucket: target.bucket } : {};
       await route(deps, req, res, principal, target, query);

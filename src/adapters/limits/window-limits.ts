@@ -1,8 +1,8 @@
 import { RateLimited, type BudgetStanding } from '../../domain/errors.js';
-import type { Clock, DownloadLimit, RateLimitStores } from '../../domain/ports.js';
+import type { Clock, DownloadLimit, RateLimitStores, RequestLimit } from '../../domain/ports.js';
 
-export interface DownloadRateLimit {
-  /** Downloads allowed per client within the window. */
+export interface WindowLimitOptions {
+  /** Counts allowed per client within the window. */
   readonly limit: number;
   readonly windowSeconds: number;
   readonly stores: RateLimitStores;
@@ -10,18 +10,31 @@ export interface DownloadRateLimit {
 }
 
 /**
- * The download budget (`DownloadLimit`, the core's port) counted in an express-rate-limit store, so
- * that the budget lives in the same store as every other limit (each instance's memory, or Redis
- * shared by the fleet). What counts as a download is the core's rule (`src/application/metering.ts`).
+ * The download budget (`DownloadLimit`, the core's port) counted in a rate-limit store, so that it
+ * lives in the same store as every other limit (each instance's memory, or Redis shared by the
+ * fleet). What counts as a download is the core's rule (`src/application/metering.ts`).
  */
-export function createDownloadLimit(options: DownloadRateLimit): DownloadLimit {
-  const store = options.stores('downloads');
+export function createDownloadLimit(options: WindowLimitOptions): DownloadLimit {
+  return windowLimit('downloads', 'Download', options);
+}
+
+/**
+ * The request budget (`RequestLimit`): every authenticated request of a client, whichever API,
+ * so that requests that cost storage a call each (`/info`, `HEAD`, S3 `HeadObject`, ranges of a
+ * counted version) are bounded per client, on every instance alike when the store is shared.
+ */
+export function createRequestLimit(options: WindowLimitOptions): RequestLimit {
+  return windowLimit('requests', 'Request', options);
+}
+
+function windowLimit(name: string, noun: string, options: WindowLimitOptions): DownloadLimit {
+  const store = options.stores(name);
   const windowMs = options.windowSeconds * 1000;
-  // express-rate-limit stores read only `windowMs` from the options they are initialised with.
+  // Stores read only `windowMs` from the options they are initialised with.
   const ready = Promise.resolve(store.init?.({ windowMs }));
   const keyOf = (clientId: string): string => `client:${clientId}`;
   const refusal = (retryAfterSeconds: number, standing?: BudgetStanding): RateLimited =>
-    new RateLimited(`Download limit of ${options.limit} per ${options.windowSeconds} seconds reached; retry in ${retryAfterSeconds} seconds`, {
+    new RateLimited(`${noun} limit of ${options.limit} per ${options.windowSeconds} seconds reached; retry in ${retryAfterSeconds} seconds`, {
       retryAfterSeconds,
       ...(standing !== undefined && { standing }),
     });
@@ -39,7 +52,7 @@ export function createDownloadLimit(options: DownloadRateLimit): DownloadLimit {
       const { totalHits, resetTime } = await store.increment(key);
       const resetSeconds = secondsUntil(resetTime, options.windowSeconds, options.clock.now().getTime());
       const standing: BudgetStanding = {
-        name: 'downloads',
+        name,
         limit: options.limit,
         remaining: Math.max(0, options.limit - totalHits),
         windowSeconds: options.windowSeconds,
@@ -51,7 +64,6 @@ export function createDownloadLimit(options: DownloadRateLimit): DownloadLimit {
     },
   };
 }
-
 
 /** Seconds until `resetTime`, at least 1 (`Retry-After`, RFC 9110 section 10.2.3). */
 function secondsUntil(resetTime: Date | undefined, windowSeconds: number, now: number): number {
