@@ -154,6 +154,7 @@ export async function runListingBench(deps: ScaleDependencies, options: ListingO
       CATALOG_CACHE_MB: '1024',
       INDEX_MAX_MB: '512',
       DOWNLOAD_RATE_LIMIT: '1000000',
+      REQUEST_RATE_LIMIT: '1000000',
       LIST_CACHE_SECONDS: String(options.cacheSeconds),
     },
     'listing',

@@ -262,7 +262,7 @@ async function startGateway(env: Record<string, string>, profileName: string): P
   const nodeOptions = (options['gateway-node-options'] ?? '').split(' ').filter((option) => option !== '');
   const child = spawn(process.execPath, [...nodeOptions, ...profileArgs, 'dist/src/app/main.js'], {
     cwd: packageRoot(),
-    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY, DOWNLOAD_RATE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000', ...env },
+    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY, DOWNLOAD_RATE_LIMIT: '1000000', REQUEST_RATE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let errors = '';

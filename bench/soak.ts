@@ -80,6 +80,7 @@ async function startServer(dataDir: string, clientsFile: string): Promise<{ chil
       TOKEN_SIGNING_KEY: 'soak-test-signing-key-0123456789abcdef',
       LOG_LEVEL: 'warn',
       DOWNLOAD_RATE_LIMIT: '1000000',
+      REQUEST_RATE_LIMIT: '1000000',
       TOKEN_ISSUE_LIMIT: '1000000',
       DOWNLOAD_IDLE_TIMEOUT_SECONDS: String(idleTimeoutSeconds),
     },
