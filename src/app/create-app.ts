@@ -24,7 +24,7 @@ import { S3Credentials } from '../adapters/s3/s3-credentials.js';
 import { JoseSigner } from '../adapters/signing/jose-signer.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
-import { ClientAuthentication } from '../domain/client-authentication.js';
+import { ClientAuthentication } from '../application/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
 import { Downloads, type DirectLinkRequest, type LinkMakers } from '../application/downloads.js';
 import { EventBus } from '../application/events.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
-import { ClientAuthentication } from '../../src/domain/client-authentication.js';
+import { ClientAuthentication } from '../../src/application/client-authentication.js';
 import { InvalidClient, InvalidToken, SubscriptionInactive } from '../../src/domain/errors.js';
 import type { ClientRecord, Clock, SecretHasher, TokenClaims, TokenStore, VerifiedToken } from '../../src/domain/ports.js';
 import { rejectionOf } from '../support/rejection.js';

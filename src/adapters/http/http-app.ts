@@ -3,7 +3,7 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import type { Context } from 'openapi-backend';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
-import type { ClientAuthentication } from '../../domain/client-authentication.js';
+import type { ClientAuthentication } from '../../application/client-authentication.js';
 import { InvalidToken } from '../../domain/errors.js';
 import type { Downloads } from '../../application/downloads.js';
 import type { FileAccess } from '../../application/file-access.js';

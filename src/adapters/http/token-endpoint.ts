@@ -12,7 +12,7 @@ import OAuth2Server, {
 } from '@node-oauth/oauth2-server';
 import type { Client, ClientCredentialsModel } from '@node-oauth/oauth2-server';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { ClientAuthentication, IssuedToken } from '../../domain/client-authentication.js';
+import type { ClientAuthentication, IssuedToken } from '../../application/client-authentication.js';
 import { InvalidClient } from '../../domain/errors.js';
 import type { ClientRecord } from '../../domain/ports.js';
 import { RequestRefused, type HttpErrorCode } from './error-responses.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ClientAuthentication } from '../../domain/client-authentication.js';
+import type { ClientAuthentication } from '../../application/client-authentication.js';
 import { InvalidToken } from '../../domain/errors.js';
 import type { Principal, Signer, VerifiedToken } from '../../domain/ports.js';
 import { S3Refusal } from './s3-errors.js';

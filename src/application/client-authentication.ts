@@ -1,6 +1,6 @@
-import { InvalidClient, InvalidToken, SubscriptionInactive } from './errors.js';
-import type { ClientRecord, ClientRegistry, Clock, Principal, SecretHasher, TokenClaims, TokenStore, VerifiedToken } from './ports.js';
-import { capToTerm, describeInactiveTerm, termStatus } from './subscription.js';
+import { InvalidClient, InvalidToken, SubscriptionInactive } from '../domain/errors.js';
+import type { ClientRecord, ClientRegistry, Clock, Principal, SecretHasher, TokenClaims, TokenStore, VerifiedToken } from '../domain/ports.js';
+import { capToTerm, describeInactiveTerm, termStatus } from '../domain/subscription.js';
 
 /** A bearer token just issued, and how long it lives. */
 export interface IssuedToken {
