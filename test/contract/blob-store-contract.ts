@@ -164,6 +164,14 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
         expect(listed).to.deep.equal({ 'funds/cvm/relatório diário.csv': 5, 'funds/cvm/b.csv': 3 });
       });
 
+      it('yields every blob under a prefix whatever page size the caller asks (pages of 1 and 2 included)', async () => {
+        for (const pageSize of [1, 2, 5000]) {
+          const listed: string[] = [];
+          for await (const blob of (store as BlobStore & { list(prefix: string, pageSize?: number): AsyncIterable<BlobSummary> }).list('funds/', pageSize)) listed.push(blob.path);
+          expect(listed.sort(), `pages of ${pageSize}`).to.deep.equal(['funds/cvm/b.csv', 'funds/cvm/relatório diário.csv', 'funds/cvx.csv']);
+        }
+      });
+
       it('yields the blobs whose path starts with a partial last segment', async () => {
         const listed = Object.keys(sizesByPath(await listAll(store, 'funds/cv'))).sort();
 

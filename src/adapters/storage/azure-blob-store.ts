@@ -172,11 +172,12 @@ export class AzureBlobStore implements BlobStore {
     }
   }
 
-  async *list(prefix: string): AsyncIterable<BlobSummary> {
+  /** `pageSize`: blobs per List Blobs call (5000, the most Azure returns, when absent). */
+  async *list(prefix: string, pageSize: number = LIST_PAGE_SIZE): AsyncIterable<BlobSummary> {
     const timeout = deadline(this.#responseTimeoutMs);
     const pages = this.#container
       .listBlobsFlat({ ...(prefix !== '' && { prefix: validateStoragePrefix(prefix) }), abortSignal: timeout.signal })
-      .byPage({ maxPageSize: LIST_PAGE_SIZE });
+      .byPage({ maxPageSize: Math.max(1, Math.min(LIST_PAGE_SIZE, pageSize)) });
     try {
       for await (const page of pages) {
         timeout.extend();

@@ -6,8 +6,21 @@ export interface ExistenceCheckOptions {
   readonly concurrency: number;
   /** A folder holding at least this many wanted files is listed (one call per few thousand blobs) instead of probed file by file. */
   readonly listThreshold: number;
-  /** Blobs one listing call returns (Azure's List Blobs: up to 5000 per page). */
+  /** Blobs one listing call returns at most (Azure's List Blobs: up to 5000 per page). */
   readonly blobsPerListCall: number;
+  /**
+   * Blobs a folder's listing may read per wanted file before the rest are probed: a listing is worth
+   * it where at least one blob in this many is wanted, and reads at most this many blobs' worth of
+   * bytes (about 600 bytes of XML each on Azure) per wanted file.
+   */
+  readonly blobsListedPerWantedFile: number;
+}
+
+/** What `findExistingBlobs` needs of a store: property reads, and listings in pages of a size it picks. */
+export interface ListingStore {
+  getProperties: BlobStore['getProperties'];
+  /** Blobs under `prefix`, read in pages of at most `pageSize` (the store's own size when absent). */
+  list(prefix: string, pageSize?: number): AsyncIterable<BlobSummary>;
 }
 
 /**
@@ -15,21 +28,22 @@ export interface ExistenceCheckOptions {
  * without flooding storage; a folder with 8 or more wanted files may be cheaper to list (one call
  * per 5000 blobs) than to probe.
  */
-export const EXISTENCE_CHECK: ExistenceCheckOptions = { concurrency: 16, listThreshold: 8, blobsPerListCall: 5000 };
+export const EXISTENCE_CHECK: ExistenceCheckOptions = { concurrency: 16, listThreshold: 8, blobsPerListCall: 5000, blobsListedPerWantedFile: 4 };
 
 /**
  * Which of `paths` exist in `store`, with their sizes. Folders with many wanted files are listed by
  * prefix; the rest are probed with property reads; all calls share one concurrency bound, so a
  * catalog of hundreds of files costs a handful of round trips' worth of time, not hundreds.
  *
- * The cost follows the catalog, not the container: a folder's listing is narrowed to the longest
- * prefix its wanted names share, and stops once it has cost as many calls as probing its wanted
- * files would (a few wanted files among hundreds of thousands of blobs); the files it did not reach
- * are then probed. A folder therefore costs at most twice what probing it costs, and exactly its
- * listing when its wanted files are dense in it (the daily files of a market).
+ * The cost follows the catalog, not the container, in calls and in bytes: a folder's listing is
+ * narrowed to the longest prefix its wanted names share, read in pages no bigger than its budget,
+ * and stops once it has read `blobsListedPerWantedFile` blobs per wanted file (a few wanted files
+ * among hundreds of thousands of blobs: one small page); the files it did not reach are then
+ * probed. A folder therefore costs at most one page more than probing it, and exactly its listing
+ * when its wanted files are dense in it (the daily files of a market).
  */
 export async function findExistingBlobs(
-  store: Pick<BlobStore, 'getProperties' | 'list'>,
+  store: ListingStore,
   paths: readonly string[],
   options: ExistenceCheckOptions,
 ): Promise<Map<string, BlobSummary>> {
@@ -46,10 +60,10 @@ export async function findExistingBlobs(
     if (folder !== '' && wanted.size >= options.listThreshold) {
       tasks.push(
         limit(async () => {
-          const budget = wanted.size * options.blobsPerListCall;
+          const budget = wanted.size * options.blobsListedPerWantedFile;
           let seen = 0;
           let complete = true;
-          for await (const blob of store.list(sharedPrefix(wanted))) {
+          for await (const blob of store.list(sharedPrefix(wanted), Math.min(options.blobsPerListCall, budget))) {
             if (wanted.has(blob.path)) found.set(blob.path, blob);
             seen += 1;
             if (seen >= budget) {
