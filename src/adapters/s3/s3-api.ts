@@ -89,11 +89,12 @@ function refuseWrites(req: Request, res: Response): void {
 
 async function authenticate(deps: S3ApiDependencies, request: SignedRequest, query: Query): Promise<Principal> {
   const claims = readSignatureClaims(request, query, deps.clock.now());
-  const { principal, secretAccessKey } = await deps.credentials.resolve(claims.accessKeyId, claims.sessionToken);
-  if (!(await isSignatureValid(request, query, claims, secretAccessKey))) {
+  const resolved = await deps.credentials.resolve(claims.accessKeyId, claims.sessionToken);
+  if (!(await isSignatureValid(request, query, claims, resolved.secretAccessKey))) {
     throw new S3Refusal('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
   }
-  return principal;
+  if (resolved.outsideTerm !== undefined) throw resolved.outsideTerm;
+  return resolved.principal;
 }
 
 type Target =
