@@ -8,13 +8,14 @@ import { abortOnClose, attachmentFor, sendDecidedBody, showStandings, startDownl
 import type { S3Credentials } from './s3-credentials.js';
 import { S3Refusal, writeS3Error } from './s3-errors.js';
 import { s3Xml, type XmlElement } from './s3-xml.js';
-import { isSigV4Request, isSignatureValid, parseQuery, queryValue, readSignatureClaims, type SignedRequest } from './signature-v4.js';
+import { isSigV2Request, isSigV4Request, isSignatureValid, parseQuery, queryValue, readSignatureClaims, type SignedRequest } from './signature-v4.js';
 
 /**
  * The read-only S3-compatible API (S3_API=on): a second driving adapter over the same use cases
- * as the native API. A request that carries an AWS Signature Version 4 (header or presigned URL)
- * is an S3 request, path-style on the gateway's own origin (`/<bucket>/<key>`, one bucket whose
- * keys are storage paths); any other request goes on to the native API untouched.
+ * as the native API, path-style on the gateway's own origin (`/<bucket>/<key>`, one bucket whose
+ * keys are storage paths). An S3 request is one that carries an AWS signature (Version 4, or
+ * Version 2, which is refused), or an anonymous request of a shape only S3 has on the bucket's
+ * paths (see `isAnonymousS3Request`); any other request goes on to the native API untouched.
  */
 export interface S3ApiDependencies {
   readonly bucket: string;
@@ -30,6 +31,8 @@ export interface S3ApiDependencies {
 
 /** S3's own ceiling for `max-keys`. */
 const MAX_KEYS = 1000;
+/** S3's longest key, in bytes of UTF-8. */
+const MAX_KEY_BYTES = 1024;
 const MAX_TOKEN_LENGTH = 2048;
 /** When the virtual bucket says it was created: a fixed date, as it never changes. */
 const BUCKET_CREATION_DATE = '2024-01-01T00:00:00.000Z';
@@ -40,6 +43,14 @@ const UNSUPPORTED_SUBRESOURCES = [
   'publicAccessBlock', 'replication', 'requestPayment', 'restore', 'retention', 'select', 'tagging', 'torrent', 'uploadId',
   'uploads', 'versionId', 'versioning', 'versions', 'website', 'intelligent-tiering', 'session',
 ];
+/**
+ * Query parameters only S3 requests on a bucket carry: the native API's `GET /<path>` takes none of
+ * them (its query parameters are `redirect`, `token`, `limit`, `cursor` and `modifiedSince`).
+ */
+const S3_BUCKET_PARAMETERS = new Set([
+  'list-type', 'prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type', 'continuation-token', 'start-after', 'fetch-owner', 'location',
+  ...UNSUPPORTED_SUBRESOURCES,
+]);
 /** `response-*` overrides of a GetObject and the header each sets. */
 const RESPONSE_OVERRIDES: ReadonlyArray<readonly [string, string]> = [
   ['response-content-type', 'Content-Type'],
@@ -59,12 +70,22 @@ export function createS3Api(deps: S3ApiDependencies): (req: Request, res: Respon
     const question = url.indexOf('?');
     const rawPath = question === -1 ? url : url.slice(0, question);
     const rawQuery = question === -1 ? '' : url.slice(question + 1);
-    if (!isSigV4Request(req.headers, rawQuery)) return next();
+    const signature = isSigV4Request(req.headers, rawQuery) ? 'v4' : isSigV2Request(req.headers, rawQuery) ? 'v2' : undefined;
+    if (signature === undefined && !isAnonymousS3Request(req, rawPath, rawQuery, deps.bucket)) return next();
     res.locals['operationId'] = 's3';
     res.setHeader('x-amz-request-id', String(res.getHeader('X-Request-Id') ?? ''));
     let where: { key?: string; bucket?: string } = {};
     try {
-      refuseWrites(req, res);
+      if (signature === undefined) refuseAnonymous(req, res);
+      if (signature === 'v2') {
+        throw new S3Refusal('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
+      }
+      // Writes and preflights are answered before the signature is checked, their bodies unread;
+      // the bucket and key are looked at first, so another bucket is NoSuchBucket whatever the method.
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        targetOf(rawPath, deps.bucket);
+        refuseUnread(req, res);
+      }
       const query = parseQuery(rawQuery);
       const principal = await authenticate(deps, { method: req.method, rawPath, rawQuery, headers: req.headers }, query);
       res.locals['principal'] = principal;
@@ -77,14 +98,51 @@ export function createS3Api(deps: S3ApiDependencies): (req: Request, res: Respon
   };
 }
 
-/** Writes never touch storage: refused before anything else is read, body unread and connection closed. */
-function refuseWrites(req: Request, res: Response): void {
-  if (req.method === 'GET' || req.method === 'HEAD') return;
+/**
+ * An unsigned request that only S3 would send to the bucket's paths (`/<bucket>`, `/<bucket>/...`):
+ * one without an `Authorization` header (a bearer token is the native API's) that either uses a
+ * method no native route has there (`PUT`, `DELETE`, `OPTIONS`, ...: the native API's only `POST`
+ * routes are `/oauth/...`, so `POST` counts only with an S3 query) or carries a query parameter only
+ * S3 uses (a listing's `list-type`, `prefix`, `delimiter`, ..., a sub-resource such as `?acl`). An
+ * unsigned `GET` or `HEAD` of `/<bucket>/<key>` without such a parameter stays the native API's
+ * `GET /<storage path>`, which a file whose top folder is named like the bucket may be.
+ */
+function isAnonymousS3Request(req: Request, rawPath: string, rawQuery: string, bucket: string): boolean {
+  if (req.headers.authorization !== undefined) return false;
+  if (rawPath !== `/${bucket}` && !rawPath.startsWith(`/${bucket}/`)) return false;
+  if (!['GET', 'HEAD', 'POST'].includes(req.method)) return true;
+  // Names are compared as sent: S3's parameter names need no percent-encoding.
+  return rawQuery.split('&').some((parameter) => S3_BUCKET_PARAMETERS.has(parameter.split('=', 1)[0] ?? ''));
+}
+
+/** An anonymous request: S3 answers a bucket without a public policy `403 AccessDenied`, a preflight as any. */
+function refuseAnonymous(req: Request, res: Response): never {
+  closeIfBody(req, res);
+  if (req.method === 'OPTIONS') refusePreflight(req, res);
+  res.locals['operationId'] = 's3:Anonymous';
+  throw new S3Refusal('AccessDenied', 'Access Denied');
+}
+
+/** A signed request other than GET or HEAD: writes never touch storage, and a preflight finds no CORS rules. */
+function refuseUnread(req: Request, res: Response): never {
+  closeIfBody(req, res);
+  if (req.method === 'OPTIONS') refusePreflight(req, res);
   res.locals['operationId'] = 's3:Write';
-  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
-  if (hasBody) res.setHeader('Connection', 'close');
   if (['PUT', 'POST', 'DELETE'].includes(req.method)) throw new S3Refusal('AccessDenied', 'This S3 API is read-only.');
   throw new S3Refusal('NotImplemented', `${req.method} is not implemented by this S3 API.`);
+}
+
+/** S3's answer to a CORS preflight on a bucket with no CORS configuration: 400 without `Origin`, 403 with one. */
+function refusePreflight(req: Request, res: Response): never {
+  res.locals['operationId'] = 's3:Options';
+  if (req.get('origin') === undefined) throw new S3Refusal('BadRequest', 'Insufficient information. Origin request header needed.');
+  throw new S3Refusal('AccessForbidden', 'CORSResponse: CORS is not enabled for this bucket.');
+}
+
+/** A refused request with a body is answered without reading it, and its connection closed. */
+function closeIfBody(req: Request, res: Response): void {
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  if (hasBody) res.setHeader('Connection', 'close');
 }
 
 async function authenticate(deps: S3ApiDependencies, request: SignedRequest, query: Query): Promise<Principal> {
@@ -102,14 +160,22 @@ type Target =
   | { readonly kind: 'bucket'; readonly bucket: string }
   | { readonly kind: 'object'; readonly bucket: string; readonly key: string };
 
-/** Path-style addressing: `/`, `/<bucket>[/]`, `/<bucket>/<key>`. */
+/**
+ * Path-style addressing: `/`, `/<bucket>[/]`, `/<bucket>/<key>`. A key longer than S3 allows is
+ * refused here, before anything (storage, the download session and its audit record) sees it.
+ */
 function targetOf(rawPath: string, bucket: string): Target {
   if (rawPath === '/' || rawPath === '') return { kind: 'service' };
   const slash = rawPath.indexOf('/', 1);
   const name = decodeOrRefuse(slash === -1 ? rawPath.slice(1) : rawPath.slice(1, slash));
-  const key = slash === -1 ? '' : decodeOrRefuse(rawPath.slice(slash + 1));
   if (name !== bucket) throw new S3Refusal('NoSuchBucket', 'The specified bucket does not exist');
+  const key = slash === -1 ? '' : decodeOrRefuse(rawPath.slice(slash + 1));
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw keyTooLong();
   return key === '' ? { kind: 'bucket', bucket: name } : { kind: 'object', bucket: name, key };
+}
+
+function keyTooLong(): S3Refusal {
+  return new S3Refusal('KeyTooLongError', `Your key is too long: the longest key is ${MAX_KEY_BYTES} bytes of UTF-8.`);
 }
 
 function decodeOrRefuse(text: string): string {
