@@ -113,7 +113,7 @@ export class S3Credentials {
     try {
       return await this.options.auth.principalFor({ clientId: subject, secretFingerprint: claims[FINGERPRINT_CLAIM] });
     } catch (error) {
-      // Outside the term: not a revocation; \`resolve\` answers it once the signature is checked.
+      // Outside the term: not a revocation; `resolve` answers it once the signature is checked.
       if (error instanceof InvalidToken && error.cause instanceof SubscriptionInactive) throw error;
       if (error instanceof InvalidToken) throw new S3Refusal('InvalidToken', 'The provided token has been revoked.', { cause: error });
       throw error;
