@@ -8,14 +8,15 @@ import { abortOnClose, attachmentFor, sendDecidedBody, showStandings, startDownl
 import type { S3Credentials } from './s3-credentials.js';
 import { S3Refusal, writeS3Error } from './s3-errors.js';
 import { s3Xml, type XmlElement } from './s3-xml.js';
-import { isSigV4Request, isSignatureValid, parseQuery, queryValue, readSignatureClaims, type SignedRequest } from './signature-v4.js';
+import { isSigV2Request, isSigV4Request, isSignatureValid, parseQuery, queryValue, readSignatureClaims, type SignedRequest } from './signature-v4.js';
 import { contextOf } from '../http-wire/request-context.js';
 
 /**
  * The read-only S3-compatible API (S3_API=on): a second driving adapter over the same use cases
- * as the native API. A request that carries an AWS Signature Version 4 (header or presigned URL)
- * is an S3 request, path-style on the gateway's own origin (`/<bucket>/<key>`, one bucket whose
- * keys are storage paths); any other request goes on to the native API untouched.
+ * as the native API, path-style on the gateway's own origin (`/<bucket>/<key>`, one bucket whose
+ * keys are storage paths). An S3 request is one that carries an AWS signature (Version 4, or
+ * Version 2, which is refused), or an anonymous request of a shape only S3 has on the bucket's
+ * paths (see `isAnonymousS3Request`); any other request goes on to the native API untouched.
  */
 export interface S3ApiDependencies {
   readonly bucket: string;
@@ -33,6 +34,8 @@ export interface S3ApiDependencies {
 
 /** S3's own ceiling for `max-keys`. */
 const MAX_KEYS = 1000;
+/** S3's longest key, in bytes of UTF-8. */
+const MAX_KEY_BYTES = 1024;
 const MAX_TOKEN_LENGTH = 2048;
 /** When the virtual bucket says it was created: a fixed date, as it never changes. */
 const BUCKET_CREATION_DATE = '2024-01-01T00:00:00.000Z';
@@ -43,6 +46,14 @@ const UNSUPPORTED_SUBRESOURCES = [
   'publicAccessBlock', 'replication', 'requestPayment', 'restore', 'retention', 'select', 'tagging', 'torrent', 'uploadId',
   'uploads', 'versionId', 'versioning', 'versions', 'website', 'intelligent-tiering', 'session',
 ];
+/**
+ * Query parameters only S3 requests on a bucket carry: the native API's `GET /<path>` takes none of
+ * them (its query parameters are `redirect`, `token`, `limit`, `cursor` and `modifiedSince`).
+ */
+const S3_BUCKET_PARAMETERS = new Set([
+  'list-type', 'prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type', 'continuation-token', 'start-after', 'fetch-owner', 'location',
+  ...UNSUPPORTED_SUBRESOURCES,
+]);
 /** `response-*` overrides of a GetObject and the header each sets. */
 const RESPONSE_OVERRIDES: ReadonlyArray<readonly [string, string]> = [
   ['response-content-type', 'Content-Type'],
@@ -62,12 +73,22 @@ export function createS3Api(deps: S3ApiDependencies): (req: Request, res: Respon
     const question = url.indexOf('?');
     const rawPath = question === -1 ? url : url.slice(0, question);
     const rawQuery = question === -1 ? '' : url.slice(question + 1);
-    if (!isSigV4Request(req.headers, rawQuery)) return next();
+    const signature = isSigV4Request(req.headers, rawQuery) ? 'v4' : isSigV2Request(req.headers, rawQuery) ? 'v2' : undefined;
+    if (signature === undefined && !isAnonymousS3Request(req, rawPath, rawQuery, deps.bucket)) return next();
     contextOf(res).operationId = 's3';
     res.setHeader('x-amz-request-id', String(res.getHeader('X-Request-Id') ?? ''));
     let where: { key?: string; bucket?: string } = {};
     try {
-      refuseWrites(req, res);
+      if (signature === undefined) refuseAnonymous(req, res);
+      if (signature === 'v2') {
+        throw new S3Refusal('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
+      }
+      // Writes and preflights are answered before the signature is checked, their bodies unread;
+      // the bucket and key are looked at first, so another bucket is NoSuchBucket whatever the method.
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        targetOf(rawPath, deps.bucket);
+        refuseUnread(req, res);
+      }
       const query = parseQuery(rawQuery);
       const principal = await authenticate(deps, { method: req.method, rawPath, rawQuery, headers: req.headers }, query);
       contextOf(res).principal = principal;
@@ -82,23 +103,61 @@ export function createS3Api(deps: S3ApiDependencies): (req: Request, res: Respon
   };
 }
 
-/** Writes never touch storage: refused before anything else is read, body unread and connection closed. */
-function refuseWrites(req: Request, res: Response): void {
-  if (req.method === 'GET' || req.method === 'HEAD') return;
+/**
+ * An unsigned request that only S3 would send to the bucket's paths (`/<bucket>`, `/<bucket>/...`):
+ * one without an `Authorization` header (a bearer token is the native API's) that either uses a
+ * method no native route has there (`PUT`, `DELETE`, `OPTIONS`, ...: the native API's only `POST`
+ * routes are `/oauth/...`, so `POST` counts only with an S3 query) or carries a query parameter only
+ * S3 uses (a listing's `list-type`, `prefix`, `delimiter`, ..., a sub-resource such as `?acl`). An
+ * unsigned `GET` or `HEAD` of `/<bucket>/<key>` without such a parameter stays the native API's
+ * `GET /<storage path>`, which a file whose top folder is named like the bucket may be.
+ */
+function isAnonymousS3Request(req: Request, rawPath: string, rawQuery: string, bucket: string): boolean {
+  if (req.headers.authorization !== undefined) return false;
+  if (rawPath !== `/${bucket}` && !rawPath.startsWith(`/${bucket}/`)) return false;
+  if (!['GET', 'HEAD', 'POST'].includes(req.method)) return true;
+  // Names are compared as sent: S3's parameter names need no percent-encoding.
+  return rawQuery.split('&').some((parameter) => S3_BUCKET_PARAMETERS.has(parameter.split('=', 1)[0] ?? ''));
+}
+
+/** An anonymous request: S3 answers a bucket without a public policy `403 AccessDenied`, a preflight as any. */
+function refuseAnonymous(req: Request, res: Response): never {
+  closeIfBody(req, res);
+  if (req.method === 'OPTIONS') refusePreflight(req, res);
+  contextOf(res).operationId = 's3:Anonymous';
+  throw new S3Refusal('AccessDenied', 'Access Denied');
+}
+
+/** A signed request other than GET or HEAD: writes never touch storage, and a preflight finds no CORS rules. */
+function refuseUnread(req: Request, res: Response): never {
+  closeIfBody(req, res);
+  if (req.method === 'OPTIONS') refusePreflight(req, res);
   contextOf(res).operationId = 's3:Write';
-  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
-  if (hasBody) res.setHeader('Connection', 'close');
   if (['PUT', 'POST', 'DELETE'].includes(req.method)) throw new S3Refusal('AccessDenied', 'This S3 API is read-only.');
   throw new S3Refusal('NotImplemented', `${req.method} is not implemented by this S3 API.`);
 }
 
+/** S3's answer to a CORS preflight on a bucket with no CORS configuration: 400 without `Origin`, 403 with one. */
+function refusePreflight(req: Request, res: Response): never {
+  contextOf(res).operationId = 's3:Options';
+  if (req.get('origin') === undefined) throw new S3Refusal('BadRequest', 'Insufficient information. Origin request header needed.');
+  throw new S3Refusal('AccessForbidden', 'CORSResponse: CORS is not enabled for this bucket.');
+}
+
+/** A refused request with a body is answered without reading it, and its connection closed. */
+function closeIfBody(req: Request, res: Response): void {
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  if (hasBody) res.setHeader('Connection', 'close');
+}
+
 async function authenticate(deps: S3ApiDependencies, request: SignedRequest, query: Query): Promise<Principal> {
   const claims = readSignatureClaims(request, query, deps.clock.now());
-  const { principal, secretAccessKey } = await deps.credentials.resolve(claims.accessKeyId, claims.sessionToken);
-  if (!(await isSignatureValid(request, query, claims, secretAccessKey))) {
+  const resolved = await deps.credentials.resolve(claims.accessKeyId, claims.sessionToken);
+  if (!(await isSignatureValid(request, query, claims, resolved.secretAccessKey))) {
     throw new S3Refusal('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
   }
-  return principal;
+  if (resolved.outsideTerm !== undefined) throw resolved.outsideTerm;
+  return resolved.principal;
 }
 
 type Target =
@@ -106,14 +165,22 @@ type Target =
   | { readonly kind: 'bucket'; readonly bucket: string }
   | { readonly kind: 'object'; readonly bucket: string; readonly key: string };
 
-/** Path-style addressing: `/`, `/<bucket>[/]`, `/<bucket>/<key>`. */
+/**
+ * Path-style addressing: `/`, `/<bucket>[/]`, `/<bucket>/<key>`. A key longer than S3 allows is
+ * refused here, before anything (storage, the download session and its audit record) sees it.
+ */
 function targetOf(rawPath: string, bucket: string): Target {
   if (rawPath === '/' || rawPath === '') return { kind: 'service' };
   const slash = rawPath.indexOf('/', 1);
   const name = decodeOrRefuse(slash === -1 ? rawPath.slice(1) : rawPath.slice(1, slash));
-  const key = slash === -1 ? '' : decodeOrRefuse(rawPath.slice(slash + 1));
   if (name !== bucket) throw new S3Refusal('NoSuchBucket', 'The specified bucket does not exist');
+  const key = slash === -1 ? '' : decodeOrRefuse(rawPath.slice(slash + 1));
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw keyTooLong();
   return key === '' ? { kind: 'bucket', bucket: name } : { kind: 'object', bucket: name, key };
+}
+
+function keyTooLong(): S3Refusal {
+  return new S3Refusal('KeyTooLongError', `Your key is too long: the longest key is ${MAX_KEY_BYTES} bytes of UTF-8.`);
 }
 
 function decodeOrRefuse(text: string): string {
@@ -196,11 +263,14 @@ async function listObjects(deps: S3ApiDependencies, res: Response, principal: Pr
   const maxKeys = Math.min(maxKeysText === undefined ? MAX_KEYS : Number(maxKeysText), MAX_KEYS);
   const continuationToken = v2 ? queryValue(query, 'continuation-token') : undefined;
   const startAfter = v2 ? queryValue(query, 'start-after') : queryValue(query, 'marker');
+  // v1 always names each key's owner; v2 only when asked (`fetch-owner=true`), as S3 does.
+  const withOwner = !v2 || queryValue(query, 'fetch-owner')?.toLowerCase() === 'true';
+  // An empty token is no token: the listing starts from the beginning (or `start-after`), and says so.
   const position: ListPosition | undefined =
-    continuationToken !== undefined
+    continuationToken !== undefined && continuationToken !== ''
       ? readContinuationToken(deps.signer, principal.clientId, continuationToken)
       : startAfter !== undefined && startAfter !== ''
-        ? { after: startAfter, prefix: false }
+        ? markerPosition(startAfter, prefix, delimiter)
         : undefined;
 
   const page = await collectPage(deps.files, principal, { prefix, delimiter, maxKeys, position });
@@ -210,6 +280,7 @@ async function listObjects(deps: S3ApiDependencies, res: Response, principal: Pr
     LastModified: file.uploaded.toISOString(),
     ETag: s3ETagOf({ etag: file.etag, contentMd5: file.md5 }),
     Size: file.size,
+    ...(withOwner && { Owner: ownerOf(principal) }),
     StorageClass: 'STANDARD',
   }));
   const commonPrefixes = page.prefixes.map((common) => ({ Prefix: encode(common) }));
@@ -262,9 +333,13 @@ async function collectPage(
 ): Promise<Page> {
   const found: { files: ExistingFile[]; prefixes: string[] } = { files: [], prefixes: [] };
   let last = options.position;
+  // `max-keys=0` asks for nothing and is never truncated, as S3 answers it; the listing is still
+  // read (one entry) so that a client without an index is refused as for any listing.
+  const limit = options.maxKeys === 0 ? 1 : MAX_KEYS;
   for (;;) {
     const after = afterOf(last);
-    const batch = await files.listByPath(principal, { prefix: options.prefix, ...(after !== undefined && { after }), limit: MAX_KEYS });
+    const batch = await files.listByPath(principal, { prefix: options.prefix, ...(after !== undefined && { after }), limit });
+    if (options.maxKeys === 0) return { ...found, truncated: false, last };
     for (const file of batch.files) {
       const key = file.entry.fileName;
       // Rolled up into the common prefix just returned (keys under it are contiguous in this order).
@@ -281,6 +356,22 @@ async function collectPage(
     }
     if (!batch.truncated) return { ...found, truncated: false, last };
   }
+}
+
+/**
+ * Where a `marker` (v1) or `start-after` (v2) resumes: after that string, in entries as listed. With
+ * a delimiter, a marker inside a common prefix (the prefix itself, as the NextMarker S3 sends, or a
+ * key under it) resumes after the whole prefix: the keys under it that sort after the marker roll up
+ * into that prefix, which does not sort after the marker, so none is listed again. This is what S3
+ * answers and what ceph/s3-tests' `test_bucket_list_delimiter_prefix` expects (a marker `boo/`
+ * continues at `cquux/`); without a delimiter a marker is a plain "keys after this string".
+ */
+function markerPosition(marker: string, prefix: string, delimiter: string): ListPosition {
+  if (delimiter !== '' && marker.startsWith(prefix)) {
+    const cut = marker.indexOf(delimiter, prefix.length);
+    if (cut !== -1) return { after: marker.slice(0, cut + delimiter.length), prefix: true };
+  }
+  return { after: marker, prefix: false };
 }
 
 /** The `after` of the domain's path listing that resumes past a position: past every key under a common prefix. */

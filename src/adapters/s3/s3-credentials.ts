@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ClientAuthentication } from '../../application/client-authentication.js';
-import { InvalidToken } from '../../domain/errors.js';
+import { InvalidToken, SubscriptionInactive } from '../../domain/errors.js';
 import type { Principal, Signer, VerifiedToken } from '../../domain/ports.js';
 import { S3Refusal } from './s3-errors.js';
 
@@ -44,11 +44,14 @@ export interface TemporaryCredentials {
   readonly Expiration: string;
 }
 
-/** Who signed a request, and the secret to check the signature with. */
-export interface ResolvedCredentials {
-  readonly principal: Principal;
-  readonly secretAccessKey: string;
-}
+/**
+ * Who signed a request, and the secret to check the signature with; or, for a client outside its
+ * subscription term, the refusal to answer once the signature proves the caller holds the secret
+ * (only such a caller learns when the term ended, as at the token endpoint).
+ */
+export type ResolvedCredentials =
+  | { readonly principal: Principal; readonly secretAccessKey: string; readonly outsideTerm?: undefined }
+  | { readonly outsideTerm: InvalidToken; readonly secretAccessKey: string };
 
 export class S3Credentials {
   constructor(
@@ -76,18 +79,25 @@ export class S3Credentials {
   /**
    * The caller behind an access key id (and session token, for temporary credentials). Throws
    * `InvalidAccessKeyId` for a key no active client holds, `ExpiredToken` or `InvalidToken` for a
-   * session token that has expired or is not the gateway's.
+   * session token that has expired or is not the gateway's. A client outside its term (an operator
+   * key's or temporary credentials') resolves to `outsideTerm`: the domain's `InvalidToken` caused by
+   * `SubscriptionInactive`, which the S3 errors render as `AccessDenied` saying when the term ended.
    */
   async resolve(accessKeyId: string, sessionToken: string | undefined): Promise<ResolvedCredentials> {
     const secretAccessKey = this.options.signer.s3SecretAccessKey(accessKeyId);
-    if (sessionToken !== undefined) {
-      return { principal: await this.#sessionPrincipal(accessKeyId, sessionToken), secretAccessKey };
+    try {
+      if (sessionToken !== undefined) {
+        return { principal: await this.#sessionPrincipal(accessKeyId, sessionToken), secretAccessKey };
+      }
+      const principal = accessKeyId.startsWith(OPERATOR_KEY_PREFIX) ? await this.options.auth.principalForAccessKey(accessKeyId) : undefined;
+      if (principal === undefined) {
+        throw new S3Refusal('InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+      }
+      return { principal, secretAccessKey };
+    } catch (error) {
+      if (error instanceof InvalidToken && error.cause instanceof SubscriptionInactive) return { outsideTerm: error, secretAccessKey };
+      throw error;
     }
-    const principal = accessKeyId.startsWith(OPERATOR_KEY_PREFIX) ? await this.options.auth.principalForAccessKey(accessKeyId) : undefined;
-    if (principal === undefined) {
-      throw new S3Refusal('InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
-    }
-    return { principal, secretAccessKey };
   }
 
   async #sessionPrincipal(accessKeyId: string, sessionToken: string): Promise<Principal> {
@@ -103,6 +113,8 @@ export class S3Credentials {
     try {
       return await this.options.auth.principalFor({ clientId: subject, secretFingerprint: claims[FINGERPRINT_CLAIM] });
     } catch (error) {
+      // Outside the term: not a revocation; `resolve` answers it once the signature is checked.
+      if (error instanceof InvalidToken && error.cause instanceof SubscriptionInactive) throw error;
       if (error instanceof InvalidToken) throw new S3Refusal('InvalidToken', 'The provided token has been revoked.', { cause: error });
       throw error;
     }

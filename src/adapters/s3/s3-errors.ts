@@ -13,15 +13,19 @@ import { contextOf } from '../http-wire/request-context.js';
 
 export type S3ErrorCode =
   | 'AccessDenied'
+  | 'AccessForbidden'
   | 'AuthorizationHeaderMalformed'
   | 'AuthorizationQueryParametersError'
+  | 'BadRequest'
   | 'ExpiredToken'
   | 'InternalError'
   | 'InvalidAccessKeyId'
   | 'InvalidArgument'
   | 'InvalidRange'
+  | 'InvalidRequest'
   | 'InvalidToken'
   | 'InvalidURI'
+  | 'KeyTooLongError'
   | 'MethodNotAllowed'
   | 'NoSuchBucket'
   | 'NoSuchKey'
@@ -62,15 +66,20 @@ interface S3ErrorEntry {
 
 const table: Readonly<Record<S3ErrorCode, S3ErrorEntry>> = {
   AccessDenied: { status: 403, log: 'debug' },
+  // A CORS preflight the bucket's (absent) CORS rules do not allow.
+  AccessForbidden: { status: 403, log: 'debug' },
   AuthorizationHeaderMalformed: { status: 400, log: 'debug' },
   AuthorizationQueryParametersError: { status: 400, log: 'debug' },
+  BadRequest: { status: 400, log: 'debug' },
   ExpiredToken: { status: 400, log: 'debug' },
   InternalError: { status: 500, log: 'error', message: 'We encountered an internal error. Please try again.' },
   InvalidAccessKeyId: { status: 403, log: 'info' },
   InvalidArgument: { status: 400, log: 'debug' },
   InvalidRange: { status: 416, log: 'debug' },
+  InvalidRequest: { status: 400, log: 'debug' },
   InvalidToken: { status: 400, log: 'info' },
   InvalidURI: { status: 400, log: 'debug' },
+  KeyTooLongError: { status: 400, log: 'debug' },
   MethodNotAllowed: { status: 405, log: 'debug' },
   NoSuchBucket: { status: 404, log: 'debug' },
   NoSuchKey: { status: 404, log: 'debug' },

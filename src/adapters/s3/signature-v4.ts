@@ -60,6 +60,19 @@ export function isSigV4Request(headers: IncomingHttpHeaders, rawQuery: string): 
 }
 
 /**
+ * Whether the request carries an AWS Signature Version 2 (`Authorization: AWS <id>:<signature>`,
+ * or a presigned URL's `AWSAccessKeyId` and `Signature`): an S3 request, in a signing scheme this
+ * API does not accept. boto3 still presigns with it unless told `signature_version='s3v4'`; the
+ * native API uses neither, so such a request is told to sign with Version 4 rather than to get a
+ * bearer token.
+ */
+export function isSigV2Request(headers: IncomingHttpHeaders, rawQuery: string): boolean {
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string' && /^AWS [^\s:]+:/.test(authorization)) return true;
+  return /(^|&)AWSAccessKeyId=/.test(rawQuery) && /(^|&)Signature=/.test(rawQuery);
+}
+
+/**
  * The query's parameters, percent-decoded (`+` is a plus, as AWS signers send a space as `%20`),
  * in a prototype-less object; a repeated name keeps every value. Throws `InvalidArgument` for a
  * query that is not validly percent-encoded.
