@@ -2,51 +2,19 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { DownloadInterface, DownloadOutcome, GatewayEvent, TokenOutcome } from '../../application/events.js';
+import type { DownloadSettled, GatewayEvent, TokenRequested } from '../../application/events.js';
 
 export type { DownloadInterface, DownloadOutcome, TokenOutcome } from '../../application/events.js';
 
-/** One download attempt, as the vendor bills and audits it. */
-export interface DownloadAuditRecord {
-  readonly event: 'download';
-  readonly interface: DownloadInterface;
-  readonly requestId: string;
-  readonly clientId: string;
-  /** The symbol asked for (`/download/<symbol>`), or the one the path resolved to. */
-  readonly symbol: string | null;
-  /** The storage path served, or asked for (`/<path>`). */
-  readonly path: string | null;
-  readonly method: string;
-  readonly status: number;
-  /** The `Range` header as sent, when there was one. */
-  readonly range: string | null;
-  /** Body bytes handed to the subscriber's connection. */
-  readonly bytesSent: number;
-  /**
-   * What the monthly quota ledger kept for the attempt once its unsent bytes were given back: the
-   * body bytes delivered by any door (a gateway-signed link's use included); 0 for a HEAD, a 304, a
-   * refusal, and a link (its uses are counted as they happen).
-   */
-  readonly quotaBytes: number;
-  readonly fileSize: number | null;
-  readonly etag: string | null;
-  readonly outcome: DownloadOutcome;
-  readonly durationMs: number;
-}
+/**
+ * One download attempt, as the vendor bills and audits it: the core's `download.settled` event, its
+ * fields as the event names them (`quotaBytes` is what the ledger kept once the unsent bytes were
+ * given back).
+ */
+export type DownloadAuditRecord = { readonly event: 'download' } & Omit<DownloadSettled, 'type'>;
 
-
-/** One token request. Never a secret or a token. */
-export interface TokenAuditRecord {
-  readonly event: 'token';
-  readonly requestId: string;
-  /** The client id the request named, as sent (it may not exist). */
-  readonly clientId: string | null;
-  readonly outcome: TokenOutcome;
-  readonly status: number;
-  /** The caller's address, as `trust proxy` sees it. */
-  readonly address: string;
-  readonly durationMs: number;
-}
+/** One token request (the core's `token.requested` event). Never a secret or a token. */
+export type TokenAuditRecord = { readonly event: 'token' } & Omit<TokenRequested, 'type'>;
 
 /**
  * A client's monthly byte quota reached 80 % or 100 % (once per share and period; `used` counts
