@@ -20,7 +20,7 @@ async function prepare(workDir: string): Promise<{ dataDir: string; clientsFile:
   await writeFile(join(dataDir, 'big.bin'), '');
   await truncate(join(dataDir, 'big.bin'), 32 * MiB);
   const clientsFile = join(workDir, 'clients.json');
-  const code = await runClientsCli(['add', client.clientId, '--secret', client.secret], {
+  const code = await runClientsCli(['add', client.clientId, '--secret', client.secret, '--monthly-bytes', '1GiB'], {
     env: { CLIENTS_FILE: clientsFile },
     stdout: { write: () => true },
     stderr: { write: () => true },
@@ -125,7 +125,7 @@ describe('graceful drain on SIGTERM (the real server process)', function () {
     expect(await gateway.exited).to.equal(0);
   });
 
-  it('audits each download the grace period cuts once, as aborted with the bytes sent, in stdout and AUDIT_LOG_FILE before exiting', async function () {
+  it('audits each download the grace period cuts once, as aborted with the bytes sent and billed only those (quotaBytes once the unsent were given back), in stdout and AUDIT_LOG_FILE before exiting', async function () {
     const { dataDir, clientsFile } = await prepare(workDir);
     const auditFile = join(workDir, 'audit', 'downloads.log');
     gateway = await startGatewayProcess({
@@ -166,6 +166,8 @@ describe('graceful drain on SIGTERM (the real server process)', function () {
         expect(record['fileSize'], where).to.equal(32 * MiB);
         // At least what the client read before pausing, and short of the whole file.
         expect(record['bytesSent'], where).to.be.a('number').and.at.least(MiB).and.below(32 * MiB);
+        // The reservation's unsent bytes were given back before the record was written.
+        expect(record['quotaBytes'], where).to.equal(record['bytesSent']);
       }
     }
   });
