@@ -32,6 +32,7 @@ import { FileAccess } from '../application/file-access.js';
 import { Metering } from '../application/metering.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
 import type { BlobStore, ClientRegistry, Clock, CountedVersionsFactory, QuotaLedger, RateLimitStores, SecretHasher, Signer } from '../domain/ports.js';
+import { ROWS_PER_SLICE } from '../domain/slices.js';
 import type { GatewayConfig } from './config.js';
 import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
 import { logReadinessProblems, Readiness } from './readiness.js';
@@ -112,6 +113,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
       for (const warning of warnings) logger.warn({ indexPath, row: warning.row }, `index row skipped: ${warning.message}`);
     },
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
+    slices: { yieldToLoop, stepsPerSlice: ROWS_PER_SLICE },
   });
   // The one signer: every token, link, session token and cursor, each purpose under its own key.
   const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });

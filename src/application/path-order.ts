@@ -5,14 +5,9 @@
  * hands the event loop a turn through an injected `yieldToLoop`, so this module needs no timer and
  * imports nothing of Node.
  */
+import { Slicer, type SliceBudget } from '../domain/slices.js';
 
-/** How a build shares the thread. */
-export interface SliceBudget {
-  /** Gives the event loop a turn (the wiring passes `setImmediate`); awaited between two slices. */
-  readonly yieldToLoop: () => Promise<void>;
-  /** At most this many steps (a comparison of two paths, or a look at one row) between two yields. */
-  readonly stepsPerSlice: number;
-}
+export type { SliceBudget };
 
 /**
  * Steps of a slice in production: a comparison of two catalog paths costs well under a
@@ -73,29 +68,6 @@ export async function buildPathOrder(source: PathOrderSource, budget: SliceBudge
   const order = await mergeRows(kept.subarray(0, keptCount), sorted, source.comparePaths, work);
   // A view of a bigger buffer would keep all of it alive: the order is kept at its own size.
   return order.byteLength === order.buffer.byteLength ? order : order.slice();
-}
-
-/** Counts steps and yields once a slice's worth is spent. */
-class Slicer {
-  #left: number;
-
-  constructor(private readonly budget: SliceBudget) {
-    this.#left = budget.stepsPerSlice;
-  }
-
-  /**
-   * Counts one step; true once the slice is spent. Callers await `pause()` only then: an `await`
-   * per step would cost a microtask each, more than the comparison it follows.
-   */
-  spent(): boolean {
-    this.#left -= 1;
-    return this.#left <= 0;
-  }
-
-  pause(): Promise<void> {
-    this.#left = this.budget.stepsPerSlice;
-    return this.budget.yieldToLoop();
-  }
 }
 
 /** A stable bottom-up merge sort (equal paths keep their row order), one comparison a step. */

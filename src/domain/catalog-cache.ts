@@ -3,6 +3,7 @@ import type { CatalogProvider } from './entitlement.js';
 import { FileCatalogBuilder, type CatalogEntry, type CatalogWarning, type FileCatalog } from './file-catalog.js';
 import { isReleased } from './subscription.js';
 import type { BoundedMemory, Clock, IndexSource } from './ports.js';
+import type { SliceBudget } from './slices.js';
 
 export interface CatalogCacheOptions {
   readonly source: IndexSource;
@@ -15,6 +16,11 @@ export interface CatalogCacheOptions {
   readonly onWarnings?: (indexPath: string, warnings: readonly CatalogWarning[]) => void;
   /** Told when storage failed and a previously loaded catalog is served instead. */
   readonly onStaleServed?: (indexPath: string, cause: StorageUnavailable) => void;
+  /**
+   * How a parsed index becomes a catalog: in slices with a turn of the event loop between them
+   * (`FileCatalog.inSlices`); in one piece when absent.
+   */
+  readonly slices?: SliceBudget;
 }
 
 type Outcome =
@@ -122,7 +128,8 @@ export class CatalogCache implements CatalogProvider {
     try {
       const loaded = await this.options.source.load(indexPath, () => new FileCatalogBuilder());
       if (loaded === undefined) return { outcome: { kind: 'absent' }, version: undefined, checkedAt: now };
-      const { catalog, warnings } = loaded.rows.build(loaded.version);
+      const slices = this.options.slices;
+      const { catalog, warnings } = slices === undefined ? loaded.rows.build(loaded.version) : await loaded.rows.buildInSlices(loaded.version, slices);
       if (warnings.length > 0) this.options.onWarnings?.(indexPath, warnings);
       return { outcome: { kind: 'catalog', catalog }, version: loaded.version, checkedAt: now };
     } catch (error) {

@@ -1,5 +1,6 @@
 import type { IndexRecord, IndexRowSink, IndexRowWarning } from './ports.js';
 import { validateStoragePath } from './storage-path.js';
+import { ELEMENTS_PER_SLICE, type SliceBudget } from './slices.js';
 import { isReleasedAt, ReleaseBoundaries } from './subscription.js';
 
 /** One file a client is entitled to, as its index describes it. */
@@ -36,13 +37,19 @@ export interface ReleasedCatalog {
 /** Why an index row did not make it into the catalog. */
 export type CatalogWarning = IndexRowWarning;
 
+/** Fields of rows in turn (symbol, description, file name): an array, or the builder's chunks. */
+export interface FieldList {
+  readonly length: number;
+  at(index: number): string | undefined;
+}
+
 /** Fields per row in the string table: symbol, description, file name. */
 const fieldsPerRow = 3;
 /** V8's header of a sequential string, and of a typed array with its buffer (64-bit, no pointer compression). */
 const stringHeaderBytes = 16;
 const typedArrayBytes = 160;
-/** The catalog object itself and its fields. */
-const catalogObjectBytes = 120;
+/** The catalog object itself and its fields, and the object locating its characters (`#located`). */
+const catalogObjectBytes = 168;
 
 let nextSerial = 1;
 
@@ -75,49 +82,57 @@ export class FileCatalog {
   readonly #latin1: Uint8Array | undefined;
   /** Start of each field of each row in `#text`, plus the end of the last: `3 * count + 1` offsets. */
   readonly #offsets: Uint32Array;
+  /** The three above, as the functions that read fields take them. */
+  readonly #located: CatalogText;
   readonly #bySymbol: Int32Array;
   readonly #byPath: Int32Array;
   readonly #windows: CatalogWindows | undefined;
 
   /**
    * Use `fromIndex` or a `FileCatalogBuilder`: `fields` are symbol, description and file name of
-   * each row in turn; `windows`, when given, one release window per row.
+   * each row in turn; `windows`, when given, one release window per row. `parts`, when given, are
+   * what `inSlices` already computed from the same `fields`.
    */
-  constructor(fields: readonly string[], version = '', windows?: CatalogWindows) {
+  constructor(fields: FieldList, version = '', windows?: CatalogWindows, parts?: CatalogParts) {
     this.version = version;
     this.count = fields.length / fieldsPerRow;
     this.serial = nextSerial++;
-    // join gives one flat sequential string, where `+=` would leave a tree of cons strings.
-    const joined = fields.join('');
-    // C1 controls (U+0080..U+009F) stay in a string too: where they differ, Latin-1 and the
-    // decoder's windows-1252 (what the WHATWG "latin1" label means) agree on every other byte.
-    const wide = /[^\u0000-\u007f\u00a0-\u00ff]/.test(joined);
-    this.#latin1 = wide ? undefined : latin1BytesOf(joined);
-    this.#text = wide ? joined : '';
-    const offsets = new Uint32Array(fields.length + 1);
-    let at = 0;
-    for (let i = 0; i < fields.length; i += 1) {
-      offsets[i] = at;
-      at += (fields[i] as string).length;
-    }
-    offsets[fields.length] = at;
-    this.#offsets = offsets;
     if (windows !== undefined && (windows.from.length !== this.count || windows.until.length !== this.count)) {
       throw new RangeError(`A catalog of ${this.count} rows needs as many release windows`);
     }
+    const built = parts ?? runToEnd(catalogParts(fields, Number.POSITIVE_INFINITY));
+    this.#latin1 = built.latin1;
+    this.#text = built.text;
+    this.#offsets = built.offsets;
+    this.#located = { latin1: built.latin1, text: built.text, offsets: built.offsets };
     this.#windows = windows;
-    this.#bySymbol = this.#table(0);
-    this.#byPath = this.#table(2);
+    this.#bySymbol = built.bySymbol;
+    this.#byPath = built.byPath;
+    const characters = built.offsets[fields.length] as number;
     this.bytes =
       catalogObjectBytes +
       stringHeaderBytes +
       roundUp8(2 * version.length) +
-      (wide ? stringHeaderBytes + roundUp8(2 * joined.length) : typedArrayBytes + roundUp8(joined.length)) +
+      (built.latin1 === undefined ? stringHeaderBytes + roundUp8(2 * characters) : typedArrayBytes + roundUp8(characters)) +
       3 * typedArrayBytes +
       this.#offsets.byteLength +
       this.#bySymbol.byteLength +
       this.#byPath.byteLength +
       (windows === undefined ? 0 : 2 * typedArrayBytes + windows.from.byteLength + windows.until.byteLength);
+  }
+
+  /**
+   * The same catalog as `new FileCatalog(fields, version, windows)`, built in slices of at most
+   * `budget.stepsPerSlice` rows of one pass over the fields (there are five: measuring, copying the
+   * characters, locating them, and the two lookup tables), with a turn of the event loop between
+   * two slices: a million rows took seconds in one piece.
+   */
+  static async inSlices(fields: FieldList, version: string, windows: CatalogWindows | undefined, budget: SliceBudget): Promise<FileCatalog> {
+    const steps = catalogParts(fields, budget.stepsPerSlice);
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done === true) return new FileCatalog(fields, version, windows, step.value);
+      await budget.yieldToLoop();
+    }
   }
 
   /**
@@ -245,46 +260,166 @@ export class FileCatalog {
   }
 
   #field(row: number, field: number): string {
-    const i = row * fieldsPerRow + field;
-    if (this.#latin1 !== undefined) return latin1.decode(this.#latin1.subarray(this.#offsets[i], this.#offsets[i + 1]));
-    return this.#text.slice(this.#offsets[i], this.#offsets[i + 1]);
-  }
-
-  #fieldEquals(row: number, field: number, value: string): boolean {
-    const i = row * fieldsPerRow + field;
-    const start = this.#offsets[i] as number;
-    if ((this.#offsets[i + 1] as number) - start !== value.length) return false;
-    const bytes = this.#latin1;
-    if (bytes === undefined) return this.#text.startsWith(value, start);
-    for (let k = 0; k < value.length; k += 1) if (bytes[start + k] !== value.charCodeAt(k)) return false;
-    return true;
-  }
-
-  /** Row number + 1 per slot (0: empty), linear probing, at most half full; the first row of a value wins. */
-  #table(field: number): Int32Array {
-    let size = 8;
-    while (size < this.count * 2) size *= 2;
-    const table = new Int32Array(size);
-    const mask = size - 1;
-    for (let row = 0; row < this.count; row += 1) {
-      const value = this.#field(row, field);
-      let slot = hashOf(value, 0, value.length) & mask;
-      while (table[slot] !== 0 && !this.#fieldEquals((table[slot] as number) - 1, field, value)) slot = (slot + 1) & mask;
-      if (table[slot] === 0) table[slot] = row + 1;
-    }
-    return table;
+    return fieldAt(this.#located, row * fieldsPerRow + field);
   }
 
   #find(table: Int32Array, field: number, value: string): number {
+    const text = this.#located;
     const mask = table.length - 1;
     let slot = hashOf(value, 0, value.length) & mask;
     while (table[slot] !== 0) {
       const row = (table[slot] as number) - 1;
-      if (this.#fieldEquals(row, field, value)) return row;
+      if (fieldEquals(text, row * fieldsPerRow + field, value)) return row;
       slot = (slot + 1) & mask;
     }
     return -1;
   }
+
+}
+
+/** Where a catalog's characters are: Latin-1 bytes when every one fits, a string otherwise; and each field's start. */
+interface CatalogText {
+  readonly latin1: Uint8Array | undefined;
+  /** `''` when `latin1` holds the characters. */
+  readonly text: string;
+  /** Start of each field in the characters, plus the end of the last. */
+  readonly offsets: Uint32Array;
+}
+
+declare const catalogPartsBrand: unique symbol;
+
+/** What a catalog computes from its fields; only `catalogParts` makes one (so `FileCatalog.inSlices` can hand it over). */
+export interface CatalogParts extends CatalogText {
+  readonly [catalogPartsBrand]: true;
+  readonly bySymbol: Int32Array;
+  readonly byPath: Int32Array;
+}
+
+/**
+ * Computes a catalog's characters, offsets and lookup tables from its fields, pass by pass, and
+ * pauses (a bare `yield`) once `rowsPerSlice` rows of a pass are done: the constructor runs it to
+ * the end at once, `FileCatalog.inSlices` gives the event loop a turn at each pause.
+ */
+function* catalogParts(fields: FieldList, rowsPerSlice: number): Generator<void, CatalogParts, void> {
+  let left = rowsPerSlice;
+  const spent = (): boolean => {
+    left -= 1;
+    if (left > 0) return false;
+    left = rowsPerSlice;
+    return true;
+  };
+  // C1 controls (U+0080..U+009F) stay in a string too: where they differ, Latin-1 and the
+  // decoder's windows-1252 (what the WHATWG "latin1" label means) agree on every other byte.
+  const notLatin1 = /[^\u0000-\u007f\u00a0-\u00ff]/;
+  const offsets = new Uint32Array(fields.length + 1);
+  let at = 0;
+  let wide = false;
+  for (let i = 0; i < fields.length; i += 1) {
+    const field = fields.at(i) as string;
+    offsets[i] = at;
+    at += field.length;
+    wide ||= notLatin1.test(field);
+    if ((i + 1) % fieldsPerRow === 0 && spent()) yield;
+  }
+  offsets[fields.length] = at;
+  let latin1: Uint8Array | undefined;
+  let text = '';
+  if (wide) {
+    // join gives flat sequential strings, where `+=` would leave a tree of cons strings.
+    const pieces: string[] = [];
+    let piece: string[] = [];
+    for (let i = 0; i < fields.length; i += 1) {
+      piece.push(fields.at(i) as string);
+      if ((i + 1) % fieldsPerRow === 0 && spent()) {
+        pieces.push(piece.join(''));
+        piece = [];
+        yield;
+      }
+    }
+    pieces.push(piece.join(''));
+    text = pieces.join('');
+  } else {
+    latin1 = new Uint8Array(at);
+    let k = 0;
+    for (let i = 0; i < fields.length; i += 1) {
+      const field = fields.at(i) as string;
+      for (let c = 0; c < field.length; c += 1, k += 1) latin1[k] = field.charCodeAt(c);
+      if ((i + 1) % fieldsPerRow === 0 && spent()) yield;
+    }
+  }
+  const located: CatalogText = { latin1, text, offsets };
+  const bySymbol = yield* lookupTable(located, 0, spent);
+  const byPath = yield* lookupTable(located, 2, spent);
+  return { ...located, bySymbol, byPath } as CatalogParts;
+}
+
+/** Row number + 1 per slot (0: empty), linear probing, at most half full; the first row of a value wins. */
+function* lookupTable(located: CatalogText, field: number, spent: () => boolean): Generator<void, Int32Array, void> {
+  const count = (located.offsets.length - 1) / fieldsPerRow;
+  let size = 8;
+  while (size < count * 2) size *= 2;
+  const table = new Int32Array(size);
+  if (size > ELEMENTS_PER_SLICE) {
+    // Its pages faulted in a few at a time, before the rows land all over it.
+    for (let start = 0; start < size; start += ELEMENTS_PER_SLICE) {
+      table.fill(0, start, start + ELEMENTS_PER_SLICE);
+      yield;
+    }
+  }
+  const mask = size - 1;
+  for (let row = 0; row < count; row += 1) {
+    const i = row * fieldsPerRow + field;
+    let slot = hashAt(located, i) & mask;
+    while (table[slot] !== 0 && !fieldsEqual(located, ((table[slot] as number) - 1) * fieldsPerRow + field, i)) slot = (slot + 1) & mask;
+    if (table[slot] === 0) table[slot] = row + 1;
+    if (spent()) yield;
+  }
+  return table;
+}
+
+function runToEnd<T>(steps: Generator<void, T, void>): T {
+  for (let step = steps.next(); ; step = steps.next()) if (step.done === true) return step.value;
+}
+
+/** The `i`th field (row * 3 + which). */
+function fieldAt(located: CatalogText, i: number): string {
+  if (located.latin1 !== undefined) return latin1.decode(located.latin1.subarray(located.offsets[i], located.offsets[i + 1]));
+  return located.text.slice(located.offsets[i], located.offsets[i + 1]);
+}
+
+function fieldEquals(located: CatalogText, i: number, value: string): boolean {
+  const start = located.offsets[i] as number;
+  if ((located.offsets[i + 1] as number) - start !== value.length) return false;
+  const bytes = located.latin1;
+  if (bytes === undefined) return located.text.startsWith(value, start);
+  for (let k = 0; k < value.length; k += 1) if (bytes[start + k] !== value.charCodeAt(k)) return false;
+  return true;
+}
+
+/** Whether fields `i` and `j` hold the same characters, compared where they lie. */
+function fieldsEqual(located: CatalogText, i: number, j: number): boolean {
+  const a = located.offsets[i] as number;
+  const b = located.offsets[j] as number;
+  const length = (located.offsets[i + 1] as number) - a;
+  if ((located.offsets[j + 1] as number) - b !== length) return false;
+  const bytes = located.latin1;
+  if (bytes === undefined) return located.text.startsWith(located.text.slice(b, b + length), a);
+  for (let k = 0; k < length; k += 1) if (bytes[a + k] !== bytes[b + k]) return false;
+  return true;
+}
+
+/** `hashOf` the `i`th field, read where it lies (Latin-1 bytes are its code units). */
+function hashAt(located: CatalogText, i: number): number {
+  const start = located.offsets[i] as number;
+  const end = located.offsets[i + 1] as number;
+  const bytes = located.latin1;
+  if (bytes === undefined) return hashOf(located.text, start, end);
+  let hash = 0x811c9dc5;
+  for (let k = start; k < end; k += 1) {
+    hash ^= bytes[k] as number;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
 }
 
 /**
@@ -292,9 +427,14 @@ export class FileCatalog {
  * record: only the three strings a kept row contributes.
  */
 export class FileCatalogBuilder implements IndexRowSink {
-  readonly #fields: string[] = [];
+  /** Kept rows' fields in chunks: one array of three million strings grew by copying all of it at once. */
+  readonly #fields = new FieldChunks();
   readonly #warnings: CatalogWarning[] = [];
-  readonly #seen = new Set<string>();
+  /**
+   * Symbols seen, spread over sets by hash: one set of a million grew by rehashing all of it at
+   * once, a stall of a tenth of a second at each doubling.
+   */
+  readonly #seen: Set<string>[] = Array.from({ length: seenShards }, () => new Set<string>());
   /** Release windows of the kept rows, from the first row that has one on (earlier rows unbounded). */
   #from: number[] | undefined;
   #until: number[] | undefined;
@@ -314,7 +454,8 @@ export class FileCatalogBuilder implements IndexRowSink {
       this.#warnings.push({ row: record.row, message: `no FileName (Symbol "${symbol}")` });
       return;
     }
-    if (this.#seen.has(symbol)) {
+    const seen = this.#seen[hashOf(symbol, 0, symbol.length) & (seenShards - 1)] as Set<string>;
+    if (seen.has(symbol)) {
       this.#warnings.push({ row: record.row, message: `duplicate Symbol "${symbol}": the first row is kept` });
       return;
     }
@@ -337,7 +478,7 @@ export class FileCatalogBuilder implements IndexRowSink {
       });
       return;
     }
-    this.#seen.add(symbol);
+    seen.add(symbol);
     if (this.#from === undefined && (Number.isFinite(from) || Number.isFinite(until))) {
       const rows = this.#fields.length / fieldsPerRow;
       this.#from = new Array<number>(rows).fill(Number.NEGATIVE_INFINITY);
@@ -349,19 +490,68 @@ export class FileCatalogBuilder implements IndexRowSink {
   }
 
   build(version = ''): { catalog: FileCatalog; warnings: CatalogWarning[] } {
-    const windows =
-      this.#from === undefined || this.#until === undefined
-        ? undefined
-        : { from: Float64Array.from(this.#from), until: Float64Array.from(this.#until) };
-    const built = { catalog: new FileCatalog(this.#fields, version, windows), warnings: [...this.#warnings] };
-    // Whoever still holds the builder must not hold a second copy of every row.
-    this.#fields.length = 0;
-    this.#seen.clear();
-    this.#from = undefined;
-    this.#until = undefined;
+    const built = { catalog: new FileCatalog(this.#fields, version, this.#windows()), warnings: [...this.#warnings] };
+    this.#clear();
     return built;
   }
+
+  /** The same as `build`, the catalog made by `FileCatalog.inSlices` (a turn of the event loop every `budget.stepsPerSlice` rows). */
+  async buildInSlices(version: string, budget: SliceBudget): Promise<{ catalog: FileCatalog; warnings: CatalogWarning[] }> {
+    // The symbols are no longer needed: not kept through the build's turns.
+    for (const seen of this.#seen) seen.clear();
+    const built = { catalog: await FileCatalog.inSlices(this.#fields, version, this.#windows(), budget), warnings: [...this.#warnings] };
+    this.#clear();
+    return built;
+  }
+
+  #windows(): CatalogWindows | undefined {
+    return this.#from === undefined || this.#until === undefined
+      ? undefined
+      : { from: Float64Array.from(this.#from), until: Float64Array.from(this.#until) };
+  }
+
+  /** Whoever still holds the builder must not hold a second copy of every row. */
+  #clear(): void {
+    this.#fields.clear();
+    for (const seen of this.#seen) seen.clear();
+    this.#from = undefined;
+    this.#until = undefined;
+  }
 }
+
+/** Fields in chunks of {@link fieldChunkLength}, each a plain array. */
+class FieldChunks implements FieldList {
+  #chunks: string[][] = [];
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  push(...fields: string[]): void {
+    for (const field of fields) {
+      if ((this.#length & (fieldChunkLength - 1)) === 0) this.#chunks.push([]);
+      (this.#chunks[this.#chunks.length - 1] as string[]).push(field);
+      this.#length += 1;
+    }
+  }
+
+  at(index: number): string | undefined {
+    return this.#chunks[index >>> fieldChunkBits]?.[index & (fieldChunkLength - 1)];
+  }
+
+  clear(): void {
+    this.#chunks = [];
+    this.#length = 0;
+  }
+}
+
+const fieldChunkBits = 13;
+/** 8,192 fields: a chunk grows by copying a few kilobytes. */
+const fieldChunkLength = 1 << fieldChunkBits;
+
+/** Sets the builder's symbols are spread over (a power of two). */
+const seenShards = 64;
 
 function describe(record: IndexRecord): string {
   const portuguese = record.ShortDescriptionPt.trim();
@@ -370,13 +560,6 @@ function describe(record: IndexRecord): string {
 
 /** Decodes bytes 0x00-0x7F and 0xA0-0xFF as the code points of the same numbers: all a catalog keeps as bytes. */
 const latin1 = new TextDecoder('latin1');
-
-/** `text`'s code units as bytes; every one is below 0x100. */
-function latin1BytesOf(text: string): Uint8Array {
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i += 1) bytes[i] = text.charCodeAt(i);
-  return bytes;
-}
 
 /** FNV-1a over UTF-16 code units of `text[start, end)`. */
 function hashOf(text: string, start: number, end: number): number {

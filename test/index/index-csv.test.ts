@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
-import { parseIndexCsv } from '../../src/adapters/index/index-csv.js';
+import { inSlices, parseIndexCsv, streamIndexCsv } from '../../src/adapters/index/index-csv.js';
 import { IndexMalformed } from '../../src/domain/errors.js';
 import { FileCatalog } from '../../src/domain/file-catalog.js';
 
@@ -133,4 +133,41 @@ describe('parseIndexCsv', function () {
       expect((failure as Error).message).to.match(message);
     });
   }
+});
+
+describe('streamIndexCsv sharing the thread', function () {
+  const rowOf = (i: number): string => `S${String(i).padStart(6, '0')},Cotações diárias 📈 ${String(i).padStart(6, '0')},m/${i % 10}/S${i}.csv`;
+  const rows = 20_000;
+  const text = `Symbol,ShortDescriptionPt,FileName\r\n${Array.from({ length: rows }, (_, i) => rowOf(i)).join('\r\n')}\r\n`;
+
+  describe('when an index of 20,000 rows arrives in one piece, 1,000 characters a slice', function () {
+    it('hands the parser pieces of at most 1,000 characters, a turn of the event loop before each but the first, never cutting a surrogate pair', async function () {
+      let yields = 0;
+      const pieces: string[] = [];
+      async function* whole(): AsyncGenerator<string> {
+        yield text;
+      }
+      for await (const piece of inSlices(whole(), { charsPerSlice: 1000, yieldToLoop: async () => void (yields += 1) })) pieces.push(piece);
+
+      expect(pieces.join('')).to.equal(text);
+      expect(Math.max(...pieces.map((piece) => piece.length))).to.be.at.most(1000);
+      expect(pieces.filter((piece) => /^[\udc00-\udfff]|[\ud800-\udbff]$/.test(piece))).to.deep.equal([]);
+      expect(yields).to.equal(pieces.length - 1);
+    });
+
+    it('parses every row whole, with at least one turn of the event loop per 1,000 characters', async function () {
+      let yields = 0;
+      const descriptions: string[] = [];
+      await streamIndexCsv(
+        [text],
+        { record: (record) => descriptions.push(record.ShortDescriptionPt), rejected: () => expect.fail('no row is rejected') },
+        { charsPerSlice: 1000, yieldToLoop: async () => void (yields += 1) },
+      );
+
+      expect(descriptions).to.have.length(rows);
+      expect(yields).to.be.at.least(Math.floor(text.length / 1000) - 1);
+      // A lone surrogate would have reached the parser as U+FFFD.
+      expect(descriptions.filter((description, i) => description !== `Cotações diárias 📈 ${String(i).padStart(6, '0')}`)).to.deep.equal([]);
+    });
+  });
 });

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse } from 'fast-csv';
 import { IndexMalformed } from '../../domain/errors.js';
 import type { IndexRecord, IndexRowSink, IndexRowWarning } from '../../domain/ports.js';
@@ -7,6 +8,19 @@ import { InvalidInstant, parseIsoInstant } from '../text/iso-instant.js';
 
 const requiredColumns = ['Symbol', 'FileName'] as const;
 const byteOrderMark = '\uFEFF';
+
+/** How the parser shares the thread: at most `charsPerSlice` characters parsed between two turns of the event loop. */
+export interface ParseSlices {
+  readonly yieldToLoop: () => Promise<void>;
+  readonly charsPerSlice: number;
+}
+
+/**
+ * fast-csv parses a piece it is given in one go: a 1 MiB piece held the event loop 100 to 300 ms
+ * on a loaded machine. 64 Ki characters (some 700 rows of a vendor
+ * index) keep a slice to a few milliseconds.
+ */
+const productionSlices: ParseSlices = { yieldToLoop: () => nextTurn(), charsPerSlice: 64 * 1024 };
 
 export interface ParsedIndexCsv {
   readonly records: IndexRecord[];
@@ -28,9 +42,10 @@ export async function parseIndexCsv(text: string): Promise<ParsedIndexCsv> {
  * otherwise; empty: unbounded). Rows with a different number of cells than the header, or a window
  * cell that is not such a date, are rejected one by one (a date read wrong would open or close
  * access); a file that is not CSV at all, or lacks a `Symbol` or `FileName` column, throws
- * `IndexMalformed`. Only the row being parsed is held.
+ * `IndexMalformed`. Only the row being parsed is held. The text reaches the parser in pieces of at
+ * most `slices.charsPerSlice` characters, with a turn of the event loop before each but the first.
  */
-export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<string>, sink: IndexRowSink): Promise<void> {
+export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<string>, sink: IndexRowSink, slices: ParseSlices = productionSlices): Promise<void> {
   let row = 0;
   let headersSeen = false;
   // Most indexes have no release windows: their rows skip the window cells altogether.
@@ -81,7 +96,7 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
       sink.rejected({ row, message: `wrong number of cells (${count})` });
     });
   try {
-    await pipeline(Readable.from(withoutByteOrderMark(text), { objectMode: false }), parser);
+    await pipeline(Readable.from(inSlices(withoutByteOrderMark(text), slices), { objectMode: false }), parser);
   } catch (error) {
     if (error instanceof IndexMalformed) throw error;
     if (refusal !== undefined) throw refusal;
@@ -126,6 +141,30 @@ function windowHeaderProblem(headers: readonly string[]): string | undefined {
     if (headers.filter((header) => header === name).length > 1) return `The index names the ${name} column more than once`;
   }
   return undefined;
+}
+
+/**
+ * `text` in pieces of at most `charsPerSlice` characters (a surrogate pair never cut), a turn of the
+ * event loop before each but the first. fast-csv parses a piece whole, then hands its rows on 100 at
+ * a time with turns of its own between them: the size of a piece bounds the parse.
+ */
+export async function* inSlices(text: AsyncIterable<string>, slices: ParseSlices): AsyncGenerator<string> {
+  let first = true;
+  for await (const piece of text) {
+    for (let start = 0; start < piece.length; ) {
+      let end = Math.min(piece.length, start + slices.charsPerSlice);
+      // A lone surrogate would reach the parser as U+FFFD: the stream encodes each piece as UTF-8.
+      if (end < piece.length && end - 1 > start && isHighSurrogate(piece.charCodeAt(end - 1))) end -= 1;
+      if (!first) await slices.yieldToLoop();
+      first = false;
+      yield piece.slice(start, end);
+      start = end;
+    }
+  }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 class InvalidWindowCell extends Error {}

@@ -1,5 +1,6 @@
 import { fstatSync, type BigIntStats, type Dirent } from 'node:fs';
 import { access, constants, lstat, open, opendir, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { extname, join, sep } from 'node:path';
 import { ContentChanged, FileNotFound, StorageUnavailable } from '../../domain/errors.js';
 import type {
@@ -10,7 +11,9 @@ import type {
   BlobSummary,
 } from '../../domain/ports.js';
 import { validateStoragePath } from '../../domain/storage-path.js';
-import { EXISTENCE_CHECK, groupByFolder } from './existing-blobs.js';
+import { ROWS_PER_SLICE, Slicer, type SliceBudget } from '../../domain/slices.js';
+import { EXISTENCE_CHECK } from './existing-blobs.js';
+import { ChunkedList, ShardedMap } from './big-collections.js';
 import { validateStoragePrefix } from './storage-prefix.js';
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -38,11 +41,16 @@ const ABSENT_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG']);
  */
 export class LocalFolderBlobStore implements BlobStore {
   readonly #root: string;
+  readonly #slices: SliceBudget;
   #realRoot: Promise<string> | undefined;
 
-  /** @param root Absolute path of the folder that holds the blobs. */
-  constructor(root: string) {
+  /**
+   * @param root Absolute path of the folder that holds the blobs.
+   * @param slices How `existing` shares the thread: at most `stepsPerSlice` paths or names looked at between two turns of the event loop.
+   */
+  constructor(root: string, slices: SliceBudget = { yieldToLoop: () => nextTurn(), stepsPerSlice: ROWS_PER_SLICE }) {
     this.#root = root;
+    this.#slices = slices;
   }
 
   async getProperties(path: string): Promise<BlobProperties | undefined> {
@@ -75,29 +83,57 @@ export class LocalFolderBlobStore implements BlobStore {
    * Throws `InvalidPath` for a path that could leave the store, as `getProperties` does.
    */
   async existing(paths: readonly string[]): Promise<ReadonlyMap<string, BlobSummary>> {
-    for (const path of paths) validateStoragePath(path);
+    // A million paths are validated, grouped and matched against their folders in slices, with a
+    // turn of the event loop between two: in one piece each pass held it for a second.
+    const work = new Slicer(this.#slices);
+    // Folders in the order met, each with its wanted paths: arrays, no object or set per file.
+    const folderIndex = new ShardedMap<number>();
+    const folders: string[] = [];
+    const wantedIn: ChunkedList<string>[] = [];
+    for (const path of paths) {
+      validateStoragePath(path);
+      const slash = path.lastIndexOf('/');
+      const folder = slash === -1 ? '' : path.slice(0, slash);
+      let f = folderIndex.get(folder);
+      if (f === undefined) {
+        f = folders.length;
+        folderIndex.set(folder, f);
+        folders.push(folder);
+        wantedIn.push(new ChunkedList());
+      }
+      (wantedIn[f] as ChunkedList<string>).push(path);
+      if (work.spent()) await work.pause();
+    }
     // Two parallel lists, the storage path and its resolved folder: no object per file.
-    const candidates: string[] = [];
-    const realFolders: string[] = [];
-    const folders = [...groupByFolder(paths)];
+    const candidates = new ChunkedList<string>();
+    const realFolders = new ChunkedList<string>();
     await runConcurrently(folders.length, EXISTENCE_CHECK.concurrency, async (f) => {
-      const [folder, wanted] = folders[f] as [string, Set<string>];
+      const folder = folders[f] as string;
+      const wanted = wantedIn[f] as ChunkedList<string>;
       const real = await this.#resolveInsideRoot(folder);
       if (real === undefined) return;
       const nameStart = folder === '' ? 0 : folder.length + 1;
-      let held: Set<string> | undefined;
-      if (wanted.size >= EXISTENCE_CHECK.listThreshold) {
+      let held: ShardedMap<true> | undefined;
+      if (wanted.length >= EXISTENCE_CHECK.listThreshold) {
+        let names: string[];
         try {
-          held = new Set(await readdir(real));
+          names = await readdir(real);
         } catch (error) {
           if (isAbsent(error)) return;
           throw unavailable(error, folder);
         }
+        held = new ShardedMap();
+        for (const name of names) {
+          held.set(name, true);
+          if (work.spent()) await work.pause();
+        }
       }
       for (const path of wanted) {
-        if (held !== undefined && !held.has(path.slice(nameStart))) continue;
-        candidates.push(path);
-        realFolders.push(real);
+        if (held === undefined || held.has(path.slice(nameStart))) {
+          candidates.push(path);
+          realFolders.push(real);
+        }
+        if (work.spent()) await work.pause();
       }
     });
     const found = new StatTable();
@@ -106,11 +142,11 @@ export class LocalFolderBlobStore implements BlobStore {
     const statNext = async (): Promise<void> => {
       while (next < candidates.length) {
         const i = next++;
-        const path = candidates[i] as string;
+        const path = candidates.at(i);
         let stats: BigIntStats;
         try {
           // Not followed: a plain file in a folder resolved inside the root is inside the root.
-          stats = await lstat(`${realFolders[i] as string}${sep}${path.slice(path.lastIndexOf('/') + 1)}`, { bigint: true });
+          stats = await lstat(`${realFolders.at(i)}${sep}${path.slice(path.lastIndexOf('/') + 1)}`, { bigint: true });
           if (stats.isSymbolicLink()) {
             const target = await this.#resolveInsideRoot(path);
             if (target === undefined) continue;
@@ -261,16 +297,23 @@ async function runConcurrently(count: number, concurrency: number, task: (index:
  * answer until the domain has read it; as an object and a `Date` per file, that answer survived
  * into V8's old generation and its collection was a sixth of a 100,000-file check. The numbers live
  * in JavaScript arrays rather than typed arrays: V8 hands their pages back after a collection,
- * where freed typed arrays (malloc'd) leave holes under the catalog's own that the process keeps.
+ * where freed typed arrays (malloc'd) leave holes under the catalog's own that the process keeps;
+ * they and the index by path grow in small parts (big-collections.ts), so that filling the table
+ * for a million files never holds the event loop.
  */
 class StatTable implements ReadonlyMap<string, BlobSummary> {
-  readonly #slots = new Map<string, number>();
-  readonly #sizes: number[] = [];
-  readonly #modifiedMs: number[] = [];
-  readonly #etags: string[] = [];
+  readonly #slots = new ShardedMap<number>();
+  /** The path of each slot, in the order found. */
+  readonly #paths = new ChunkedList<string>();
+  readonly #sizes = new ChunkedList<number>();
+  readonly #modifiedMs = new ChunkedList<number>();
+  readonly #etags = new ChunkedList<string>();
 
+  /** A path asked about twice (catalog rows may share one) keeps one slot. */
   add(path: string, stats: BigIntStats): void {
+    if (this.#slots.has(path)) return;
     this.#slots.set(path, this.#sizes.length);
+    this.#paths.push(path);
     this.#sizes.push(Number(stats.size));
     this.#modifiedMs.push(Number(stats.mtimeMs));
     this.#etags.push(etagOf(stats));
@@ -290,19 +333,22 @@ class StatTable implements ReadonlyMap<string, BlobSummary> {
   }
 
   forEach(callback: (value: BlobSummary, key: string, map: ReadonlyMap<string, BlobSummary>) => void, thisArg?: unknown): void {
-    for (const [path, slot] of this.#slots) callback.call(thisArg, this.#summary(path, slot), path, this);
+    let slot = 0;
+    for (const path of this.#paths) callback.call(thisArg, this.#summary(path, slot++), path, this);
   }
 
   *entries(): MapIterator<[string, BlobSummary]> {
-    for (const [path, slot] of this.#slots) yield [path, this.#summary(path, slot)];
+    let slot = 0;
+    for (const path of this.#paths) yield [path, this.#summary(path, slot++)];
   }
 
-  keys(): MapIterator<string> {
-    return this.#slots.keys();
+  *keys(): MapIterator<string> {
+    yield* this.#paths;
   }
 
   *values(): MapIterator<BlobSummary> {
-    for (const [path, slot] of this.#slots) yield this.#summary(path, slot);
+    let slot = 0;
+    for (const path of this.#paths) yield this.#summary(path, slot++);
   }
 
   [Symbol.iterator](): MapIterator<[string, BlobSummary]> {
@@ -310,7 +356,7 @@ class StatTable implements ReadonlyMap<string, BlobSummary> {
   }
 
   #summary(path: string, slot: number): BlobSummary {
-    return { path, size: this.#sizes[slot] as number, etag: this.#etags[slot] as string, lastModified: new Date(this.#modifiedMs[slot] as number) };
+    return { path, size: this.#sizes.at(slot), etag: this.#etags.at(slot), lastModified: new Date(this.#modifiedMs.at(slot)) };
   }
 }
 
