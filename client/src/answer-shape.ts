@@ -65,7 +65,7 @@ export const catalogShape = objectWith({
 });
 
 export const fileListShape = objectWith({
-  files: arrayOf(objectWith({ symbol: string, description: string, size, uploaded: string, etag: string, md5: optional(string) })),
+  files: arrayOf(objectWith({ symbol: string, description: string, fileName: string, size, uploaded: string, etag: string, md5: optional(string) })),
   count: size,
   truncated: boolean,
   nextCursor: optional(string),

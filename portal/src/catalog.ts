@@ -1,7 +1,7 @@
 /**
- * The portal's view of a subscriber's files: what `/catalog` and `/list` answered, joined, then
- * filtered, sorted and grouped into folders for the table. Pure functions of their inputs (no DOM,
- * no fetch), so that the gateway's test suite runs them as they are.
+ * The portal's view of a subscriber's files: what `/list` answered (each file with its storage
+ * path), filtered, sorted and grouped into folders for the table, or shown flat. Pure functions of
+ * their inputs (no DOM, no fetch), so that the gateway's test suite runs them as they are.
  */
 
 /** A file's release window (ISO 8601 UTC), as far as the index gives one: either end may be open. */
@@ -32,11 +32,6 @@ export interface PortalFile {
   readonly haystack: string;
 }
 
-/** `GET /catalog`'s answer, as far as the portal reads it. */
-export interface CatalogAnswer {
-  readonly files: readonly { readonly Symbol: string; readonly Description: string; readonly FileName: string }[];
-}
-
 /** One `GET /list` answer (a page, once cursors exist), as far as the portal reads it. */
 export interface ListAnswer {
   readonly files: readonly ListedItem[];
@@ -46,37 +41,41 @@ export interface ListAnswer {
   readonly nextCursor?: string;
 }
 
+/** One file of a `/list` answer (openapi.yaml `ListedFile`), as far as the portal reads it. */
 export interface ListedItem extends WindowFields {
   readonly symbol: string;
   readonly description: string;
+  /** The storage path (the index's `FileName`). */
+  readonly fileName: string;
   readonly size: number;
   readonly uploaded: string;
   readonly etag: string;
   readonly md5?: string;
-  /** The storage path, should `/list` ever carry it; otherwise taken from `/catalog`. */
-  readonly path?: string;
 }
 
-/** The listed files with their storage paths from the catalog; a listed symbol the catalog does not name is left out. */
-export function joinCatalog(catalog: CatalogAnswer, listed: readonly ListedItem[]): PortalFile[] {
-  const paths = new Map(catalog.files.map((entry) => [entry.Symbol, entry.FileName]));
-  const files: PortalFile[] = [];
-  for (const item of listed) {
-    const path = item.path ?? paths.get(item.symbol);
-    if (path === undefined) continue;
-    files.push({
-      symbol: item.symbol,
-      description: item.description,
-      path,
-      size: item.size,
-      uploaded: item.uploaded,
-      etag: item.etag,
-      md5: item.md5,
-      window: releaseWindowOf(item),
-      haystack: `${item.symbol}\n${item.description}\n${path}`.toLowerCase(),
-    });
-  }
-  return files;
+/** The listed files as the table shows them. */
+export function portalFilesOf(listed: readonly ListedItem[]): PortalFile[] {
+  return listed.map((item) => ({
+    symbol: item.symbol,
+    description: item.description,
+    path: item.fileName,
+    size: item.size,
+    uploaded: item.uploaded,
+    etag: item.etag,
+    md5: item.md5,
+    window: releaseWindowOf(item),
+    haystack: `${item.symbol}\n${item.description}\n${item.fileName}`.toLowerCase(),
+  }));
+}
+
+export interface CatalogTotals {
+  readonly files: number;
+  readonly bytes: number;
+}
+
+/** How many files there are and their bytes in all: the top of the files view. */
+export function catalogTotals(files: readonly PortalFile[]): CatalogTotals {
+  return { files: files.length, bytes: files.reduce((sum, file) => sum + file.size, 0) };
 }
 
 /** The window `/list` or `/info` sends, or `undefined` for a file without one. */
@@ -115,12 +114,14 @@ export interface TableView {
   readonly folder: string;
   readonly query: string;
   readonly sort: SortOrder;
+  /** Every file under the folder, in no subfolders (the flat view). */
+  readonly flat: boolean;
 }
 
 /**
- * The rows of the table: with no search, the folder's subfolders and its own files; with a search,
- * every file under the folder whose symbol, description or path contains it (any case). Folders
- * come first, then files in the sort order.
+ * The rows of the table: by folder with no search, the folder's subfolders and its own files; flat
+ * or with a search, every file under the folder (whose symbol, description or path contains the
+ * search, in any case). Folders come first, then files in the sort order.
  */
 export function tableRows(files: readonly PortalFile[], view: TableView): TableRow[] {
   const query = view.query.trim().toLowerCase();
@@ -128,7 +129,7 @@ export function tableRows(files: readonly PortalFile[], view: TableView): TableR
   const shown: PortalFile[] = [];
   for (const file of files) {
     if (!file.path.startsWith(view.folder)) continue;
-    if (query !== '') {
+    if (query !== '' || view.flat) {
       if (file.haystack.includes(query)) shown.push(file);
       continue;
     }

@@ -1,4 +1,4 @@
-import type { CatalogAnswer, ListAnswer, ListedItem, WindowFields } from './catalog.js';
+import type { ListAnswer, ListedItem, WindowFields } from './catalog.js';
 import type { S3Api } from './commands.js';
 
 /**
@@ -109,9 +109,8 @@ export interface ListingProgress {
   readonly attempt: number;
 }
 
-/** Every listed file with its catalog: what the table shows. */
+/** Every listed file: what the table shows. */
 export interface Listing {
-  readonly catalog: CatalogAnswer;
   readonly files: ListedItem[];
   /** The last page (is it truncated without a cursor?). */
   readonly last: ListAnswer;
@@ -172,29 +171,23 @@ export class GatewayApi {
     return (await response.json()) as T;
   }
 
-  catalog(): Promise<CatalogAnswer> {
-    return this.#json('/catalog');
-  }
-
   /**
-   * Every listed file, page after page while the gateway sends `nextCursor`, then the catalog. A
-   * listing whose cursor expires (the index changed, or a release window opened or closed, since
-   * its first page) starts over, up to `listingAttempts` times in all; then the last `410` is thrown.
-   * The catalog is read after the listing so that it names every file listed, a file released
-   * meanwhile included (a file whose window closed meanwhile is left out by `joinCatalog`, as it should be).
+   * Every listed file, each with its storage path, page after page while the gateway sends
+   * `nextCursor`. A listing whose cursor expires (the index changed, or a release window opened or
+   * closed, since its first page) starts over, up to `listingAttempts` times in all; then the last
+   * `410` is thrown.
    */
   async listing(onProgress: (progress: ListingProgress) => void): Promise<Listing> {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const { files, last } = await this.#list((loaded, count) => onProgress({ loaded, count, attempt }));
-        return { catalog: await this.catalog(), files, last };
+        return await this.#list((loaded, count) => onProgress({ loaded, count, attempt }));
       } catch (failure) {
         if (!isCursorExpired(failure) || attempt >= listingAttempts) throw failure;
       }
     }
   }
 
-  async #list(onPage: (loaded: number, count: number) => void): Promise<{ files: ListedItem[]; last: ListAnswer }> {
+  async #list(onPage: (loaded: number, count: number) => void): Promise<Listing> {
     const files: ListedItem[] = [];
     let page = await this.#json<ListAnswer>(`/list?limit=${listPageLimit}`);
     files.push(...page.files);

@@ -1,12 +1,15 @@
 import { render, type ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { breadcrumbOf, formatSize, formatTime, formatWindow, joinCatalog, releaseWindowOf, tableRows, type PortalFile, type SortKey, type SortOrder } from './catalog.js';
+import { breadcrumbOf, catalogTotals, formatSize, formatTime, formatWindow, portalFilesOf, releaseWindowOf, tableRows, type PortalFile, type SortKey, type SortOrder } from './catalog.js';
 import { commandsFor, type S3Api } from './commands.js';
 import { FileTable } from './file-table.js';
 import { ApiRefused, GatewayApi, isCursorExpired, listingAttempts, portalConfig, signIn, SignInFailed, type FileInfo, type Token } from './gateway-api.js';
 import './styles.css';
 
 type View = 'files' | 'account';
+
+/** Each view's title: the page's one `h1` and the browser tab's title say where the subscriber is. */
+const viewTitles: Readonly<Record<View, string>> = { files: 'Your files', account: 'Account' };
 
 interface Session {
   readonly clientId: string;
@@ -19,6 +22,10 @@ function App() {
   const [announcement, setAnnouncement] = useState('');
   // A pending sign-in while a session's token expired: the view stays, the dialog asks.
   const [reauthentication, setReauthentication] = useState<{ readonly resolve: (token: Token) => void } | undefined>(undefined);
+
+  useEffect(() => {
+    document.title = session === undefined ? 'Data File Gateway: sign in' : `${viewTitles[view]}: Data File Gateway`;
+  }, [session, view]);
 
   const start = (clientId: string, token: Token): void => {
     const api = new GatewayApi(token, () => new Promise<Token>((resolve) => setReauthentication({ resolve })));
@@ -38,7 +45,7 @@ function App() {
   return (
     <>
       <header class="top">
-        <h1>Your files</h1>
+        <h1 id="view-title">{viewTitles[view]}</h1>
         <nav aria-label="Portal">
           <button type="button" aria-current={view === 'files' ? 'page' : undefined} onClick={() => setView('files')}>
             Files
@@ -162,6 +169,7 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
   const [s3Api, setS3Api] = useState<S3Api | null>(null);
   const [query, setQuery] = useState('');
   const [folder, setFolder] = useState('');
+  const [flat, setFlat] = useState(false);
   const [sort, setSort] = useState<SortOrder>({ key: 'name', descending: false });
   const [details, setDetails] = useState<PortalFile | undefined>(undefined);
 
@@ -169,7 +177,7 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
     let current = true;
     void (async () => {
       try {
-        const [config, { catalog, files: listed, last }] = await Promise.all([
+        const [config, { files: listed, last }] = await Promise.all([
           portalConfig(),
           api.listing(({ loaded, count, attempt }) => {
             if (!current) return;
@@ -179,7 +187,7 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
         ]);
         if (!current) return;
         setS3Api(config.s3Api);
-        setFiles(joinCatalog(catalog, listed));
+        setFiles(portalFilesOf(listed));
         if (last.truncated && last.nextCursor === undefined) {
           setNote(`The gateway listed ${listed.length.toLocaleString('en')} of your ${last.count.toLocaleString('en')} files.`);
         }
@@ -201,7 +209,8 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
     };
   }, [api]);
 
-  const rows = useMemo(() => (files === undefined ? [] : tableRows(files, { folder, query, sort })), [files, folder, query, sort]);
+  const rows = useMemo(() => (files === undefined ? [] : tableRows(files, { folder, query, sort, flat })), [files, folder, query, sort, flat]);
+  const totals = useMemo(() => catalogTotals(files ?? []), [files]);
   const fileCount = rows.filter((row) => row.kind === 'file').length;
   const folderCount = rows.length - fileCount;
 
@@ -240,16 +249,29 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
       <h2 id="files-heading" class="visually-hidden">
         Files
       </h2>
+      <p id="catalog-totals" class="totals">
+        In your catalog: <strong>{`${totals.files.toLocaleString('en')} file${totals.files === 1 ? '' : 's'}`}</strong>,{' '}
+        <strong>{formatSize(totals.bytes)}</strong> {`(${totals.bytes.toLocaleString('en')} bytes)`}
+      </p>
       <div class="toolbar">
-        <label for="search">Search</label>
-        <input
-          id="search"
-          type="search"
-          placeholder="Symbol, description or path"
-          value={query}
-          onInput={(event) => setQuery(event.currentTarget.value)}
-          aria-controls="file-count"
-        />
+        <div class="search">
+          <label for="search">Search</label>
+          <input
+            id="search"
+            type="search"
+            placeholder="Symbol, description or path"
+            value={query}
+            onInput={(event) => setQuery(event.currentTarget.value)}
+            aria-controls="file-count"
+          />
+        </div>
+        <fieldset class="layout">
+          <legend>Show</legend>
+          <input type="radio" id="layout-folders" name="layout" checked={!flat} onChange={() => setFlat(false)} aria-controls="file-count" />
+          <label for="layout-folders">Folders</label>
+          <input type="radio" id="layout-flat" name="layout" checked={flat} onChange={() => setFlat(true)} aria-controls="file-count" />
+          <label for="layout-flat">Every file</label>
+        </fieldset>
       </div>
       <nav aria-label="Folder" class="breadcrumb">
         <ol>
@@ -288,7 +310,7 @@ function FilesView(props: { readonly api: GatewayApi; readonly announce: (text: 
         }}
         onDetails={setDetails}
         onDownload={(file) => void download(file)}
-        resetKey={`${folder}\n${query}`}
+        resetKey={`${folder}\n${query}\n${flat}`}
       />
       {details !== undefined && (
         <DetailsDialog api={api} file={details} s3Api={s3Api} onClose={() => setDetails(undefined)} onDownload={() => void download(details)} />
@@ -396,8 +418,7 @@ function AccountView(props: { readonly api: GatewayApi }) {
     );
   }, [props.api]);
   return (
-    <section aria-labelledby="account-heading" class="account">
-      <h2 id="account-heading">Account</h2>
+    <section aria-labelledby="view-title" class="account">
       {account === undefined ? (
         <p role="status">Loading your account…</p>
       ) : account === null ? (
@@ -426,26 +447,69 @@ function AccountDetails(props: { readonly account: Record<string, unknown> }) {
   const active = account.term?.active === true;
   const quota = account.quota;
   return (
-    <dl>
-      <dt>Client</dt>
-      <dd>{text(account.clientId)}</dd>
-      <dt>Subscription</dt>
-      <dd>{active ? 'Active' : 'Not active'}</dd>
-      <dt>Term</dt>
-      <dd>{from === undefined && until === undefined ? 'No end date' : `${from ?? 'from the start'} – ${until ?? 'no end date'}`}</dd>
-      <dt>Monthly quota</dt>
-      <dd>{quota === undefined ? 'No monthly limit' : `${bytes(quota.monthlyBytes)} per month (${text(quota.period)})`}</dd>
-      {quota !== undefined && (
-        <>
-          <dt>Used this month</dt>
-          <dd>{bytes(quota.used)}</dd>
-          <dt>Left this month</dt>
-          <dd>{bytes(quota.remaining)}</dd>
-          <dt>Resets</dt>
-          <dd>{time(quota.resetsAt) ?? ''}</dd>
-        </>
-      )}
-    </dl>
+    <>
+      {quota !== undefined && <QuotaBar quota={quota} />}
+      <dl>
+        <dt>Client</dt>
+        <dd>{text(account.clientId)}</dd>
+        <dt>Subscription</dt>
+        <dd>{active ? 'Active' : 'Not active'}</dd>
+        <dt>Term</dt>
+        <dd>{from === undefined && until === undefined ? 'No end date' : `${from ?? 'from the start'} – ${until ?? 'no end date'}`}</dd>
+        <dt>Monthly quota</dt>
+        <dd>{quota === undefined ? 'No monthly limit' : `${bytes(quota.monthlyBytes)} per month (${text(quota.period)})`}</dd>
+        {quota !== undefined && (
+          <>
+            <dt>Used this month</dt>
+            <dd>{bytes(quota.used)}</dd>
+            <dt>Left this month</dt>
+            <dd>{bytes(quota.remaining)}</dd>
+            <dt>Resets</dt>
+            <dd>{time(quota.resetsAt) ?? ''}</dd>
+          </>
+        )}
+      </dl>
+    </>
+  );
+}
+
+/** From this share of the quota used on, the bar turns to the warning colour. */
+const quotaWarningShare = 0.9;
+
+/**
+ * The month's quota as a bar: a `meter` (WAI-ARIA 1.2: a value within a known range, not a task's
+ * progress) whose values are the bytes, and whose text is what a screen reader says instead.
+ */
+function QuotaBar(props: { readonly quota: NonNullable<AccountAnswer['quota']> }) {
+  const { monthlyBytes, used, remaining, resetsAt } = props.quota;
+  // A quota of 0 bytes has no bar to fill: the list below says it.
+  if (typeof monthlyBytes !== 'number' || typeof used !== 'number' || monthlyBytes <= 0) return null;
+  // A quota lowered mid-month can leave more used than it allows: the bar stops at full, the text says all.
+  const shown = Math.min(used, monthlyBytes);
+  const share = shown / monthlyBytes;
+  const left = typeof remaining === 'number' ? `, ${formatSize(remaining)} left` : '';
+  const resets = typeof resetsAt === 'string' ? `, resets ${formatTime(resetsAt)}` : '';
+  const text = `${formatSize(used)} of ${formatSize(monthlyBytes)} used${left}${resets}`;
+  return (
+    <div class="quota">
+      <p id="quota-label" class="quota-label">
+        Monthly quota
+      </p>
+      <div
+        class={share >= quotaWarningShare ? 'quota-bar high' : 'quota-bar'}
+        role="meter"
+        aria-labelledby="quota-label"
+        aria-valuemin={0}
+        aria-valuemax={monthlyBytes}
+        aria-valuenow={shown}
+        aria-valuetext={text}
+      >
+        <div class="quota-fill" style={{ width: `${(share * 100).toFixed(2)}%` }} />
+      </div>
+      <p id="quota-text" class="quota-text">
+        {text}
+      </p>
+    </div>
   );
 }
 

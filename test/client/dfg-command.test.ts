@@ -187,6 +187,14 @@ describe('the dfg command', function () {
       expect(JSON.parse(info.stdout)).to.include({ symbol: 'SYM2', size: files[2]?.bytes.length });
     });
 
+    it('when list prints a table, each file has its storage path (the fileName of /list)', async function () {
+      const result = await runDfg(['list'], env);
+
+      expect(result.code, result.stderr).to.equal(0);
+      expect(result.stdout.split('\n')[0]).to.match(/^SYMBOL\s+FILE\s+SIZE\s+UPLOADED\s+ETAG\s+DESCRIPTION$/);
+      expect(result.stdout).to.match(/^SYM2\s+data\/even\/file-2\.bin\s/m);
+    });
+
     it('when asked to download a symbol with -o, writes exactly its bytes there', async function () {
       const output = join(home, 'one.bin');
 
@@ -314,7 +322,7 @@ describe('the dfg command', function () {
       [['catalog'], 'files[0].Symbol is not a string'],
       [['count'], 'not JSON'],
       [['info', 'SYM0'], 'symbol is not a string'],
-      // Its /catalog and /list are both broken: whichever is read first is reported.
+      // Its /list is broken (a sync without --delete reads no /catalog).
       [['sync', 'DIR', '--quiet'], 'files'],
     ] as const) {
       it(`when dfg ${args.join(' ')} gets one, exits 1 saying what is wrong (${says}), never with a TypeError`, async function () {
@@ -335,20 +343,34 @@ describe('the dfg command', function () {
     let hostile: TamperingProxy;
 
     before(async function () {
-      hostile = await startTamperingProxy(mirror.gateway.port, (exchange) =>
-        exchange.path === '/catalog'
-          ? {
-              rewrite: (body) => {
-                const catalog = JSON.parse(body.toString('utf8')) as { files: Array<{ Symbol: string; FileName: string; Description: string }> };
-                for (const file of catalog.files) {
-                  if (file.Symbol === 'SYM0') file.Description = description;
-                  if (file.Symbol === 'SYM1') file.FileName = hostilePath;
-                }
-                return JSON.stringify(catalog);
-              },
-            }
-          : undefined,
-      );
+      // The same text in /catalog (what `dfg catalog` prints) and in /list (the paths a sync mirrors).
+      hostile = await startTamperingProxy(mirror.gateway.port, (exchange) => {
+        if (exchange.path === '/catalog') {
+          return {
+            rewrite: (body) => {
+              const catalog = JSON.parse(body.toString('utf8')) as { files: Array<{ Symbol: string; FileName: string; Description: string }> };
+              for (const file of catalog.files) {
+                if (file.Symbol === 'SYM0') file.Description = description;
+                if (file.Symbol === 'SYM1') file.FileName = hostilePath;
+              }
+              return JSON.stringify(catalog);
+            },
+          };
+        }
+        if (exchange.path.startsWith('/list?')) {
+          return {
+            rewrite: (body) => {
+              const list = JSON.parse(body.toString('utf8')) as { files: Array<{ symbol: string; fileName: string; description: string }> };
+              for (const file of list.files) {
+                if (file.symbol === 'SYM0') file.description = description;
+                if (file.symbol === 'SYM1') file.fileName = hostilePath;
+              }
+              return JSON.stringify(list);
+            },
+          };
+        }
+        return undefined;
+      });
     });
 
     after(async function () {

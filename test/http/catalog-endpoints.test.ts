@@ -86,6 +86,17 @@ for (const { name, create } of storeFixtures) {
         expect(body.files[1].uploaded).to.equal(stored?.lastModified.toISOString());
       });
 
+      it('gives each file its storage path as fileName: the index\'s FileName, as /catalog names it', async function () {
+        const listed = jsonOf<{ files: Array<{ symbol: string; fileName: string }> }>(await gateway.get('acme', '/list')).files;
+        const catalog = jsonOf<{ files: Array<{ Symbol: string; FileName: string }> }>(await gateway.get('acme', '/catalog')).files;
+
+        expect(listed.map((file) => [file.symbol, file.fileName])).to.deep.equal([
+          ['QUOTES_2024', 'b3/quotes 2024.parquet'],
+          ['CURVE', 'rates/curve.csv'],
+        ]);
+        for (const file of listed) expect(file.fileName, file.symbol).to.equal(catalog.find((entry) => entry.Symbol === file.symbol)?.FileName);
+      });
+
       it('gives each file the ETag its download has, and its MD5 where storage keeps one', async function () {
         const body = jsonOf<{ files: Array<{ symbol: string; etag: string; md5?: string }> }>(await gateway.get('acme', '/list'));
         for (const file of body.files) {

@@ -1,51 +1,47 @@
 import { expect } from 'chai';
-import { breadcrumbOf, formatSize, formatWindow, joinCatalog, releaseWindowOf, tableRows, type ListedItem, type PortalFile, type TableView } from '../../portal/src/catalog.js';
+import { breadcrumbOf, catalogTotals, formatSize, formatWindow, portalFilesOf, releaseWindowOf, tableRows, type ListedItem, type PortalFile, type TableView } from '../../portal/src/catalog.js';
 import { commandsFor, shellQuote } from '../../portal/src/commands.js';
 
 /*
- * The portal's own logic, outside the browser: joining /catalog and /list, the table's folders,
- * search and sort, and the copy-ready commands.
+ * The portal's own logic, outside the browser: the files /list gives, the totals, the table's
+ * folders, flat view, search and sort, and the copy-ready commands.
  */
 
+const paths: Readonly<Record<string, string>> = { CURVE: 'rates/curve.csv', JAN: 'rates/2024/jan.csv', TOP: 'top.csv' };
+
 function listed(overrides: Partial<ListedItem> & Pick<ListedItem, 'symbol'>): ListedItem {
-  return { description: `Description of ${overrides.symbol}`, size: 10, uploaded: '2024-01-02T10:30:00.000Z', etag: '"e"', ...overrides };
+  return {
+    description: `Description of ${overrides.symbol}`,
+    fileName: paths[overrides.symbol] ?? `${overrides.symbol.toLowerCase()}.csv`,
+    size: 10,
+    uploaded: '2024-01-02T10:30:00.000Z',
+    etag: '"e"',
+    ...overrides,
+  };
 }
 
-const catalog = {
-  files: [
-    { Symbol: 'CURVE', Description: 'Yield curve', FileName: 'rates/curve.csv' },
-    { Symbol: 'JAN', Description: 'January', FileName: 'rates/2024/jan.csv' },
-    { Symbol: 'TOP', Description: 'Top level', FileName: 'top.csv' },
-  ],
-};
-
 function files(): PortalFile[] {
-  return joinCatalog(catalog, [
+  return portalFilesOf([
     listed({ symbol: 'CURVE', description: 'Yield curve', size: 300 }),
     listed({ symbol: 'JAN', description: 'January', size: 20, uploaded: '2024-02-01T00:00:00.000Z' }),
     listed({ symbol: 'TOP', description: 'Top level', size: 5, availableFrom: '2024-03-01T00:00:00.000Z' }),
   ]);
 }
 
-const view = (overrides: Partial<TableView> = {}): TableView => ({ folder: '', query: '', sort: { key: 'name', descending: false }, ...overrides });
+const view = (overrides: Partial<TableView> = {}): TableView => ({ folder: '', query: '', sort: { key: 'name', descending: false }, flat: false, ...overrides });
 const names = (rows: ReturnType<typeof tableRows>): string[] => rows.map((row) => (row.kind === 'folder' ? `${row.name}/` : row.file.symbol));
 
 describe('the portal\'s file model (portal/src/catalog.ts)', function () {
-  describe('joinCatalog', function () {
-    it('takes each listed file\'s storage path from the catalog, and leaves out a symbol the catalog does not name', function () {
-      const joined = joinCatalog(catalog, [listed({ symbol: 'CURVE' }), listed({ symbol: 'STRANGER' })]);
+  describe('portalFilesOf', function () {
+    it('takes each listed file\'s storage path from its fileName, and searches symbol, description and path', function () {
+      const [curve] = portalFilesOf([listed({ symbol: 'CURVE', description: 'Yield Curve' })]);
 
-      expect(joined.map((file) => [file.symbol, file.path])).to.deep.equal([['CURVE', 'rates/curve.csv']]);
-    });
-
-    it('prefers a path /list itself sends', function () {
-      const [withPath] = joinCatalog(catalog, [listed({ symbol: 'CURVE', path: 'elsewhere/curve.csv' })]);
-
-      expect(withPath?.path).to.equal('elsewhere/curve.csv');
+      expect(curve?.path).to.equal('rates/curve.csv');
+      expect(curve?.haystack).to.equal('curve\nyield curve\nrates/curve.csv');
     });
 
     it('takes a release window from availableFrom and availableUntil, either end alone, and none where /list sends neither', function () {
-      const [both, from, until, none] = joinCatalog(catalog, [
+      const [both, from, until, none] = portalFilesOf([
         listed({ symbol: 'CURVE', availableFrom: '2026-11-24T21:00:00.000Z', availableUntil: '2026-12-31T00:00:00.000Z' }),
         listed({ symbol: 'JAN', availableFrom: '2026-11-24T21:00:00.000Z' }),
         listed({ symbol: 'TOP', availableUntil: '2026-12-31T00:00:00.000Z' }),
@@ -66,6 +62,11 @@ describe('the portal\'s file model (portal/src/catalog.ts)', function () {
     });
   });
 
+  it('catalogTotals counts the files and adds up their sizes (none: zero of each)', function () {
+    expect(catalogTotals(files())).to.deep.equal({ files: 3, bytes: 325 });
+    expect(catalogTotals([])).to.deep.equal({ files: 0, bytes: 0 });
+  });
+
   describe('tableRows', function () {
     it('without a search shows the folder\'s subfolders (with their file count and size) first, then its own files', function () {
       const rows = tableRows(files(), view());
@@ -82,6 +83,13 @@ describe('the portal\'s file model (portal/src/catalog.ts)', function () {
       expect(names(tableRows(files(), view({ folder: 'rates/2024/', query: 'curve' })))).to.deep.equal([]);
     });
 
+    it('flat lists every file under the folder, in no subfolders, in the sort order', function () {
+      expect(names(tableRows(files(), view({ flat: true })))).to.deep.equal(['CURVE', 'JAN', 'TOP']);
+      expect(names(tableRows(files(), view({ flat: true, folder: 'rates/' })))).to.deep.equal(['CURVE', 'JAN']);
+      expect(names(tableRows(files(), view({ flat: true, sort: { key: 'size', descending: true } })))).to.deep.equal(['CURVE', 'JAN', 'TOP']);
+      expect(names(tableRows(files(), view({ flat: true, query: 'jan' })))).to.deep.equal(['JAN']);
+    });
+
     it('sorts files by the chosen column either way, ties by symbol', function () {
       const bySize = (descending: boolean) => names(tableRows(files(), view({ query: '.csv', sort: { key: 'size', descending } })));
       expect(bySize(false)).to.deep.equal(['TOP', 'JAN', 'CURVE']);
@@ -90,7 +98,7 @@ describe('the portal\'s file model (portal/src/catalog.ts)', function () {
     });
 
     it('sorts by release window: by when it opens (or, open at the start, closes), files without one first going up and last going down', function () {
-      const windowed = joinCatalog(catalog, [
+      const windowed = portalFilesOf([
         listed({ symbol: 'CURVE', availableUntil: '2024-02-15T00:00:00.000Z' }),
         listed({ symbol: 'JAN' }),
         listed({ symbol: 'TOP', availableFrom: '2024-03-01T00:00:00.000Z', availableUntil: '2024-04-01T00:00:00.000Z' }),

@@ -33,6 +33,20 @@ const big = { clientId: 'big', secret: 'big-secret-big-secret-big' };
 const paged = { clientId: 'paged', secret: 'paged-secret-paged-secret' };
 const restless = { clientId: 'restless', secret: 'restless-secret-restless' };
 const throttled = { clientId: 'throttled', secret: 'throttled-secret-throttled' };
+// Ten files, most of them one, two or three folders down (paths no other client's index names).
+const ten = { clientId: 'ten', secret: 'ten-secret-ten-secret-ten' };
+const tenPaths = [
+  'notes.csv',
+  'curves/di1.csv',
+  'curves/2024/jan.csv',
+  'curves/2024/feb.csv',
+  'stocks/b3/petr4.csv',
+  'stocks/b3/vale3.csv',
+  'stocks/us/aapl.csv',
+  'fx/usd/brl/daily.csv',
+  'fx/usd/brl/intraday.csv',
+  'fx/eur/brl/daily.csv',
+];
 const bigCatalogSize = 100_000;
 const CURVE = randomBytes(256 * 1024);
 
@@ -108,6 +122,16 @@ function bigRows(count: number) {
     const symbol = `B${String(index).padStart(6, '0')}`;
     return row(symbol, `Series ${index}`, `series/${symbol.toLowerCase()}.csv`);
   });
+}
+
+/** `ten`'s index: symbols T01 to T10, each file `index + 1` hundred bytes. */
+function tenFiles(store: MemoryBlobStore): void {
+  store.put('indexes/ten.csv', buildIndexCsv(tenPaths.map((path, index) => row(tenSymbol(index), `File ${index + 1}`, path))));
+  for (const [index, path] of tenPaths.entries()) store.put(path, 'x'.repeat((index + 1) * 100));
+}
+
+function tenSymbol(index: number): string {
+  return `T${String(index + 1).padStart(2, '0')}`;
 }
 
 /** Minutes after `start`, as an index cell. */
@@ -186,11 +210,12 @@ describe('the subscriber portal in a browser (Chromium)', function () {
     acmeFiles(store, started);
     bigFiles(store);
     pagedFiles(store, started);
+    tenFiles(store);
     const [launched] = await Promise.all([launchChromium(chromium.executablePath), buildPortal()]);
     browser = launched;
     gateway = await startGateway({
       store,
-      clients: [acme, big, throttled, paged, restless],
+      clients: [acme, big, throttled, paged, restless, ten],
       clock,
       env: { TOKEN_FAILURE_LIMIT: '2', DOWNLOAD_RATE_LIMIT: '1000' },
     });
@@ -270,6 +295,34 @@ describe('the subscriber portal in a browser (Chromium)', function () {
   });
 
   describe('your files', function () {
+    it('the top shows the catalog\'s total: as many files as /count, and the sum of their sizes', async function () {
+      const { page } = await open();
+      await signIn(page);
+      const { count } = jsonOf<{ count: number }>(await gateway.get('acme', '/count'));
+      const listed = jsonOf<{ files: { size: number }[] }>(await gateway.get('acme', '/list?limit=10000')).files;
+      const bytes = listed.reduce((sum, file) => sum + file.size, 0);
+
+      const totals = await page.locator('#catalog-totals').innerText();
+
+      expect(count).to.equal(6);
+      expect(totals).to.equal(`In your catalog: ${count} files, ${formatSize(bytes)} (${bytes.toLocaleString('en')} bytes)`);
+    });
+
+    it('the flat view lists every file of a 10-file catalog at once, without opening a folder', async function () {
+      const { page } = await open();
+      await signIn(page, ten);
+      await expectNames(page, ['curves/', 'fx/', 'stocks/', 'T01']);
+
+      await page.getByRole('radio', { name: 'Every file' }).check();
+
+      await expectNames(page, tenPaths.map((_, index) => tenSymbol(index)));
+      expect(await page.locator('#file-count').innerText()).to.equal('10 files');
+      expect(await page.locator('table.files tr[data-symbol="T08"] td.mono').innerText()).to.equal('fx/usd/brl/daily.csv');
+      expect(await page.locator('.breadcrumb [aria-current="location"]').innerText()).to.equal('All files');
+      await page.getByRole('radio', { name: 'Folders' }).check();
+      await expectNames(page, ['curves/', 'fx/', 'stocks/', 'T01']);
+    });
+
     it('search narrows the table as you type (symbol, description or path), across folders', async function () {
       const { page } = await open();
       await signIn(page);
@@ -379,6 +432,26 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       expect(text).to.match(new RegExp(`Used this month\\s+${formatSizeForTest(account.quota.used)}`));
       expect(text).to.match(new RegExp(`Left this month\\s+${formatSizeForTest(account.quota.remaining)}`));
       expect(text).to.include(`${account.quota.resetsAt.slice(0, 16).replace('T', ' ')} UTC`);
+    });
+
+    it('the account view is titled Account and shows the quota as a meter: used of the monthly bytes, what is left, when it resets', async function () {
+      const { page } = await open();
+      await signIn(page);
+      const { quota } = jsonOf<{ quota: { monthlyBytes: number; used: number; remaining: number; resetsAt: string } }>(await gateway.get('acme', '/account'));
+
+      await page.getByRole('button', { name: 'Account' }).click();
+
+      await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+      expect(await page.title()).to.equal('Account: Data File Gateway');
+      const meter = page.getByRole('meter', { name: 'Monthly quota' });
+      const text = `${formatSize(quota.used)} of ${formatSize(acme.monthlyBytes)} used, ${formatSize(quota.remaining)} left, resets ${utcMinutes(quota.resetsAt)}`;
+      expect(await meter.getAttribute('aria-valuemin')).to.equal('0');
+      expect(await meter.getAttribute('aria-valuemax')).to.equal(String(acme.monthlyBytes));
+      expect(await meter.getAttribute('aria-valuenow')).to.equal(String(quota.used));
+      expect(await meter.getAttribute('aria-valuetext')).to.equal(text);
+      expect(await page.locator('.quota-text').innerText()).to.equal(text);
+      await page.getByRole('button', { name: 'Files' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Your files' }).waitFor();
     });
   });
 
@@ -570,7 +643,7 @@ describe('the subscriber portal in a browser (Chromium)', function () {
   });
 
   describe('accessibility (axe-core)', function () {
-    it('finds no serious or critical violation on the sign-in form, the file table, a folder, the details and the account view', async function () {
+    it('finds no serious or critical violation on the sign-in form, the file table, the flat view, a folder, the details and the account view with its quota bar', async function () {
       // Only to inject axe-core's script: the portal's own policy is checked without a bypass below.
       const { page } = await open({ bypassCSP: true });
       const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -588,6 +661,10 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       found.push(...(await audit('sign-in')));
       await signIn(page);
       found.push(...(await audit('files')));
+      await page.getByRole('radio', { name: 'Every file' }).check();
+      await expectNames(page, ['CALENDAR_2027', 'CURVE', 'CURVE_JAN', 'HOLIDAYS', 'PETR4', 'VALE3']);
+      found.push(...(await audit('flat')));
+      await page.getByRole('radio', { name: 'Folders' }).check();
       await page.getByRole('button', { name: 'rates/' }).click();
       found.push(...(await audit('folder')));
       await page.getByRole('button', { name: 'CURVE (details)' }).click();
@@ -596,6 +673,7 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       await page.keyboard.press('Escape');
       await page.getByRole('button', { name: 'Account' }).click();
       await page.getByText('Used this month').waitFor();
+      await page.getByRole('meter', { name: 'Monthly quota' }).waitFor();
       found.push(...(await audit('account')));
 
       expect(found).to.deep.equal([]);

@@ -63,7 +63,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
 
   program
     .command('list')
-    .description('the files of your index that exist in storage, with size, upload time and ETag')
+    .description('the files of your index that exist in storage, with storage path, size, upload time and ETag')
     .option('--json', 'the gateway\'s JSON answer, for scripts')
     .option('--limit <n>', 'at most this many files (1-10000)', integerIn(1, 10_000))
     .option('--modified-since <time>', 'only files uploaded at or after this ISO 8601 time', isoTime)
@@ -75,7 +75,12 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
       });
       if (options.json === true) print(jsonLine(list));
       else {
-        print(formatTable(['SYMBOL', 'SIZE', 'UPLOADED', 'ETAG', 'DESCRIPTION'], list.files.map((file) => [file.symbol, file.size, file.uploaded, file.etag, file.description])));
+        print(
+          formatTable(
+            ['SYMBOL', 'FILE', 'SIZE', 'UPLOADED', 'ETAG', 'DESCRIPTION'],
+            list.files.map((file) => [file.symbol, file.fileName, file.size, file.uploaded, file.etag, file.description]),
+          ),
+        );
         if (list.truncated) io.stderr.write(`(first ${list.count} files only; dfg count gives the total)\n`);
       }
     });

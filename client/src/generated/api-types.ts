@@ -251,10 +251,11 @@ export interface paths {
          *     for; a changed file answers `412`. Ranges and conditionals work as for
          *     `GET /download/{symbol}`. Checked on every use: the link stops working (`403`) while
          *     its client is disabled or no longer registered (`invalid_link`) and once the file is no
-         *     longer in that client's index (`not_entitled`). Counted against the download rate limit
-         *     of the link's client exactly as its own downloads are: once per file version within
-         *     the window, so a link made by `GET /link/{symbol}` and used within the window costs one
-         *     download (`429` once that client's budget is spent on other files).
+         *     longer in that client's index (`not_entitled`). Each use is a download of the link's
+         *     client exactly as its own downloads are: a whole body counts against its download rate
+         *     limit every time (its ranges once per version within the window) and is drawn from its
+         *     monthly byte quota (`429 rate_limited` or `quota_exceeded` once spent); making the link
+         *     cost nothing.
          *     Exists only with `DOWNLOAD_LINKS=on` (`404` otherwise).
          */
         get: operations["downloadBySignedLink"];
@@ -292,11 +293,12 @@ export interface paths {
          *     account key); on the local folder store it is a gateway-signed URL
          *     (`/download/signed/{name}`) pinned to the version `etag`. Send `If-Match: <etag>` with it
          *     to be sure to get that version from Azure too. Entitlement is checked exactly as for a
-         *     download, and each link counts against the download rate limit (once per file version
-         *     within the window, downloads through the link included). A client with a monthly byte
-         *     quota is charged the file's whole size when the link is made (`429 quota_exceeded` when it
-         *     does not fit), and `expiresAt` is never after the end of its subscription term. Exists only with
-         *     `DOWNLOAD_LINKS=on` (`404` otherwise).
+         *     download. A gateway-signed link costs nothing when it is made: each of its uses is a
+         *     download (counted, and drawn from the monthly byte quota). A storage (SAS) link, whose
+         *     uses the gateway never sees, counts as one whole download against the download rate limit
+         *     when it is made; a client with a monthly byte quota always gets a gateway-signed link
+         *     instead, so that every byte it receives is metered. `expiresAt` is never after the end of
+         *     its subscription term. Exists only with `DOWNLOAD_LINKS=on` (`404` otherwise).
          */
         get: operations["getDownloadLink"];
         put?: never;
@@ -541,8 +543,9 @@ export interface paths {
          *     client and this one file (the version `etag`), valid 60 seconds (or `DOWNLOAD_LINK_TTL_SECONDS`
          *     when shorter). With `DOWNLOAD_LINKS=on` it is the same direct link as `GET /link/{symbol}`
          *     (a SAS URL on Azure); otherwise a gateway-signed `/download/signed/{name}` URL, which then
-         *     exists for these links. Entitlement is checked exactly as for a download, the link counts
-         *     against the download rate limit and is audited. `404` also with `PORTAL=off`.
+         *     exists for these links. Entitlement is checked exactly as for a download and the link is
+         *     audited; it is metered as `GET /link/{symbol}` says (a gateway-signed link costs nothing
+         *     until used, each use a download). `404` also with `PORTAL=off`.
          */
         get: operations["getPortalDownloadLink"];
         put?: never;
@@ -801,6 +804,12 @@ export interface components {
             symbol: string;
             /** @example Petrobras PN daily quotes */
             description: string;
+            /**
+             * @description The file's path in storage (the index's `FileName`, as `/catalog`'s `FileName`), usable as
+             *     `/{path}`: a mirror lays out its files by it without reading `/catalog` as well.
+             * @example equities/PETR4.csv
+             */
+            fileName: string;
             /**
              * @description Size in bytes.
              * @example 1234

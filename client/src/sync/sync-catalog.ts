@@ -13,6 +13,7 @@ import { Manifest } from './manifest.js';
  * and offers `sync()` itself, so the client imports the sync and the sync never imports the client.
  */
 export interface SyncClient extends FileDownloader {
+  /** Read only with `delete`: which paths are still in the catalog. */
   catalog(options: CallOptions): Promise<Catalog>;
   listAll(options: Omit<ListOptions, 'cursor'>): Promise<ListedFile[]>;
   /** Told before every retry wait; returns the unsubscribe. */
@@ -91,8 +92,9 @@ interface PlannedFile {
 }
 
 /**
- * Mirrors the caller's catalog into `options.dir`. `/catalog` names each symbol's storage path,
- * `/list` gives each existing file's ETag, size and MD5; a file whose ETag the manifest already has
+ * Mirrors the caller's catalog into `options.dir`. `/list` gives each existing file's storage path,
+ * ETag, size and MD5 (`/catalog` is read only with `delete`, for the paths still in the catalog,
+ * stored or not: a listing with `modifiedSince` names only some); a file whose ETag the manifest already has
  * (and whose size on disk is right) costs no request, one the manifest knows under another ETag is
  * asked with `If-None-Match`, everything else is downloaded (resuming any `.part`) and verified.
  */
@@ -103,14 +105,13 @@ export async function syncCatalog(client: SyncClient, options: SyncOptions): Pro
   const { dir } = options;
 
   const [catalog, listed] = await Promise.all([
-    client.catalog({ signal }),
+    options.delete === true ? client.catalog({ signal }) : undefined,
     client.listAll({ signal, ...(options.modifiedSince !== undefined && { modifiedSince: options.modifiedSince }) }),
   ]);
   // listAll follows the listing's cursors to its end: nothing is left out any more.
   const listing = { files: listed, truncated: false };
   if (options.dryRun !== true) await mkdir(dir, { recursive: true });
   const manifest = await Manifest.load(dir);
-  const pathBySymbol = new Map(catalog.files.map((file) => [file.Symbol, file.FileName]));
   const selected = fileFilter(options.include ?? [], options.exclude ?? []);
 
   const reports: FileReport[] = [];
@@ -123,8 +124,8 @@ export async function syncCatalog(client: SyncClient, options: SyncOptions): Pro
   // Several symbols may name one storage path: it is one file, fetched once (two transfers would share its .part).
   const plannedPaths = new Set<string>();
   for (const listed of listing.files) {
-    const path = pathBySymbol.get(listed.symbol);
-    if (path === undefined || !selected(path) || plannedPaths.has(path)) continue;
+    const path = listed.fileName;
+    if (!selected(path) || plannedPaths.has(path)) continue;
     plannedPaths.add(path);
     let destination: string;
     try {
@@ -136,8 +137,8 @@ export async function syncCatalog(client: SyncClient, options: SyncOptions): Pro
     planned.push(await planFile(path, listed, destination, manifest));
   }
 
-  const catalogPaths = new Set(pathBySymbol.values());
-  const leaving = options.delete === true ? manifest.paths().filter((path) => !catalogPaths.has(path)) : [];
+  const catalogPaths = new Set(catalog?.files.map((file) => file.FileName));
+  const leaving = catalog === undefined ? [] : manifest.paths().filter((path) => !catalogPaths.has(path));
   const maxDelete = options.maxDelete ?? 100;
   const deleteRefused =
     leaving.length > maxDelete ? `${leaving.length} files left the catalog, more than --max-delete ${maxDelete}: none deleted` : undefined;

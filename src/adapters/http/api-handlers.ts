@@ -154,6 +154,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         files: listing.files.map((file) => ({
           symbol: file.entry.symbol,
           description: file.entry.description,
+          fileName: file.entry.fileName,
           size: file.size,
           uploaded: file.uploaded.toISOString(),
           etag: file.etag,

@@ -174,6 +174,12 @@ export type ListedFile = {
     symbol: string;
     description: string;
     /**
+     * The file's path in storage (the index's `FileName`, as `/catalog`'s `FileName`), usable as
+     * `/{path}`: a mirror lays out its files by it without reading `/catalog` as well.
+     *
+     */
+    fileName: string;
+    /**
      * Size in bytes.
      */
     size: number;
