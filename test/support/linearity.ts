@@ -11,6 +11,31 @@ import { expect } from 'chai';
  * a search from every position) reads a number of characters quadratic in the input's length.
  */
 export function charactersRead(action: () => unknown): number {
+  const counting = countCharactersRead();
+  try {
+    action();
+  } finally {
+    counting.stop();
+  }
+  return counting.read();
+}
+
+/**
+ * `charactersRead` over an asynchronous action (a request to a gateway in this process): every
+ * character read by JavaScript code of the process meanwhile is counted, the gateway's and the
+ * test's own (Node's internals use their own copies of the built-ins and are not counted).
+ */
+export async function charactersReadDuring(action: () => Promise<unknown>): Promise<number> {
+  const counting = countCharactersRead();
+  try {
+    await action();
+  } finally {
+    counting.stop();
+  }
+  return counting.read();
+}
+
+function countCharactersRead(): { read(): number; stop(): void } {
   let read = 0;
   const restores: Array<() => void> = [];
   const wrap = <T extends object, K extends keyof T & string>(owner: T, name: K, cost: (self: unknown, args: unknown[], result: unknown) => number): void => {
@@ -45,12 +70,13 @@ export function charactersRead(action: () => unknown): number {
   for (const name of ['trim', 'trimStart', 'trimEnd', 'split', 'toLowerCase', 'toUpperCase', 'replace', 'replaceAll', 'normalize'] as const) wrap(String.prototype, name, whole);
   wrap(RegExp.prototype, 'exec', (self, args) => Math.max(0, lengthOf(args[0]) - ((self as RegExp).global || (self as RegExp).sticky ? (self as RegExp).lastIndex : 0)) + 1);
   wrap(globalThis, 'decodeURIComponent', (_self, args) => lengthOf(args[0]));
-  try {
-    action();
-  } finally {
-    for (const restore of restores.reverse()) restore();
-  }
-  return read;
+  return {
+    read: () => read,
+    stop: () => {
+      for (const restore of restores.reverse()) restore();
+      restores.length = 0;
+    },
+  };
 }
 
 /**
