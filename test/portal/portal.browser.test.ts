@@ -12,6 +12,7 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf } from '../support/json.js';
 import { buildPortal } from '../support/portal-build.js';
+import { deadline } from '../support/deadlines.js';
 
 /*
  * The subscriber portal in a real browser (Debian's Chromium driven by playwright-core), against
@@ -215,6 +216,7 @@ describe('the subscriber portal in a browser (Chromium)', function () {
     });
     contexts.push(context);
     const page = await context.newPage();
+    page.setDefaultTimeout(deadline(30_000));
     const errors: string[] = [];
     page.on('console', (message) => {
       if (message.type() === 'error') errors.push(message.text());
@@ -675,7 +677,7 @@ async function expectNames(page: Page, names: readonly string[]): Promise<void> 
         return JSON.stringify(shown) === wanted;
       },
       expected,
-      { timeout: 10_000 },
+      { timeout: deadline(10_000) },
     );
   } catch {
     expect(await shownNames(page), 'rows shown').to.deep.equal(names);

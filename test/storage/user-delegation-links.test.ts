@@ -123,8 +123,8 @@ describe('AzureBlobStore.directLink under a managed identity (user delegation SA
   });
 
   it('gives up on a key request after STORAGE_TIMEOUT_SECONDS (storage_unavailable), before a reply a minute late, after one request (counted)', async function () {
-    // The reply would come a minute later, far beyond the test's own timeout: a failure before the
-    // test times out can only be the store giving up, without timing anything here.
+    // The reply, a minute late, would be a success: a storage_unavailable failure can only be the
+    // store giving up first, without timing anything here.
     let requests = 0;
     nock(account)
       .post('/')
