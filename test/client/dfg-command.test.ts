@@ -81,8 +81,9 @@ describe('the dfg command', function () {
   });
 
   after(async function () {
-    await proxy.close();
-    await mirror.close();
+    // Optional chaining: when `before` failed, its own failure is the one to report.
+    await proxy?.close();
+    await mirror?.close();
   });
 
   beforeEach(async function () {
