@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
+import { deadline } from '../support/deadlines.js';
 
 const projectRoot = new URL('../../', import.meta.url).pathname;
 
@@ -24,12 +25,12 @@ function runMain(env: Record<string, string>): Started {
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
-async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = deadline(30_000)): Promise<T> {
+  const giveUpAt = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    if (Date.now() > giveUpAt) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { packageRoot } from '../../src/app/package-root.js';
 import { publishedFiles, startMirrorGateway, type MirrorGateway, type PublishedFile } from '../support/mirror-gateway.js';
 import { endlessBody, stallAfter, startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
+import { deadline } from '../support/deadlines.js';
 
 /* `dfg` as a subscriber runs it: a child process (tsx over client/src/cli/dfg.ts) against the real gateway on Azurite. */
 
@@ -18,7 +19,7 @@ interface DfgRun {
   readonly done: Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>;
 }
 
-const RUN_TIMEOUT_MS = 20_000;
+const RUN_TIMEOUT_MS = deadline(20_000);
 
 function startDfg(args: readonly string[], env: Record<string, string>, cwd: string = packageRoot()): DfgRun {
   // Absolute, so that dfg can run in any folder (tsx is found from this repository, not from cwd).
@@ -80,8 +81,9 @@ describe('the dfg command', function () {
   });
 
   after(async function () {
-    await proxy.close();
-    await mirror.close();
+    // Optional chaining: when `before` failed, its own failure is the one to report.
+    await proxy?.close();
+    await mirror?.close();
   });
 
   beforeEach(async function () {

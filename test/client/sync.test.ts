@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { createClient, type ClientOptions, type GatewayClient, type RetryEvent, type SyncEvent } from '../../client/src/index.js';
 import { startMirrorGateway, publishedFiles, type MirrorGateway, type PublishedFile } from '../support/mirror-gateway.js';
 import { endlessBody, flipByteAt, stallAfter, startTamperingProxy, truncateTo, type TamperingProxy } from '../support/tampering-proxy.js';
+import { deadline } from '../support/deadlines.js';
 
 /*
  * The library's sync against the real gateway on Azurite, through a recording proxy (which only
@@ -39,7 +40,7 @@ function eventWaiter(): { onEvent: (event: SyncEvent) => void; next: (match: (ev
     },
     next: (match) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('no such sync event within 15 s')), 15_000);
+        const timer = setTimeout(() => reject(new Error(`no such sync event within ${deadline(15_000)} ms`)), deadline(15_000));
         waiters.push({ match, resolve: (event) => { clearTimeout(timer); resolve(event); } });
       }),
   };

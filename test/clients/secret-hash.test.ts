@@ -25,6 +25,22 @@ describe('secret hashing', () => {
       expect(await verifySecret('same-secret-twice', second)).to.equal(true);
     });
 
+    it('writes a cost given to it into the hash, and the hash verifies at that cost (the tests register clients so)', async () => {
+      const hash = await hashSecret('cheap-secret-0001', undefined, 16);
+      expect(hash.split('$').slice(0, 4)).to.deep.equal(['scrypt', '16', '8', '1']);
+      expect(await verifySecret('cheap-secret-0001', hash)).to.equal(true);
+      expect(await verifySecret('cheap-secret-0002', hash)).to.equal(false);
+    });
+
+    it('refuses a cost that is not a power of two of at least 2', async () => {
+      for (const cost of [0, 1, 3, 1000, 2.5]) {
+        await hashSecret('s', undefined, cost).then(
+          () => expect.fail(`cost ${cost} was accepted`),
+          (error: unknown) => expect(error).to.be.instanceOf(RangeError),
+        );
+      }
+    });
+
     it('never contains the secret', async () => {
       const secret = generateSecret();
       expect(await hashSecret(secret)).to.not.include(secret);

@@ -5,6 +5,7 @@ import { findOrInstallChromium, launchChromium } from '../support/chromium.js';
 import { openApi } from '../support/contract.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
+import { deadline } from '../support/deadlines.js';
 
 /*
  * The /docs page in a real browser (Debian's Chromium driven by playwright-core): it renders every
@@ -49,6 +50,7 @@ describe('GET /docs in a browser (Swagger UI in Chromium)', function () {
   async function openDocs(): Promise<PageWatch> {
     if (browser === undefined) throw new Error('no browser');
     const page = await browser.newPage();
+    page.setDefaultTimeout(deadline(30_000));
     const watch: PageWatch = { page, requested: [], errors: [] };
     page.on('request', (request) => watch.requested.push(request.url()));
     page.on('console', (message) => {

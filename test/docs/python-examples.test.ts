@@ -11,6 +11,7 @@ import { expectMatchesContract } from '../support/contract.js';
 import { installDebianPackages } from '../support/debian-packages.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
+import { deadline } from '../support/deadlines.js';
 
 const run = promisify(execFile);
 
@@ -114,7 +115,7 @@ describe('the Python examples of docs/subscribers.md', function () {
       cwd: folder,
       // Debian's Python alone: no pyenv shims, no user site packages, no proxy for loopback.
       env: { PATH: '/usr/bin:/bin', HOME: folder, PYTHONNOUSERSITE: '1', NO_PROXY: '*', DFG_URL: proxy.url, DFG_CLIENT_ID: 'demo', DFG_CLIENT_SECRET: secret },
-      timeout: 60_000,
+      timeout: deadline(60_000),
     });
     return stdout.trim();
   }

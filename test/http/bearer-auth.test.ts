@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import { createHmac, randomUUID } from 'node:crypto';
 import { decodeJwt, SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
-import { hashSecret, secretFingerprint } from '../../src/adapters/clients/secret-hash.js';
+import { secretFingerprint } from '../../src/adapters/clients/secret-hash.js';
 import { purposeKey } from '../../src/adapters/signing/jose-signer.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { ClientRecord, ClientRegistry, Clock } from '../../src/domain/ports.js';
 import type { HttpResponse } from '../support/contract.js';
-import { startGateway, testSigningKey, type TestClient, type TestGateway } from '../support/gateway.js';
+import { hashTestSecret, startGateway, testSigningKey, type TestClient, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 
@@ -34,7 +34,7 @@ function newStore(): MemoryBlobStore {
 }
 
 async function recordOf(client: TestClient, overrides: Partial<ClientRecord> = {}): Promise<ClientRecord> {
-  return { clientId: client.clientId, secretHash: await hashSecret(client.secret), indexPath: `indexes/${client.clientId}.csv`, enabled: true, ...overrides };
+  return { clientId: client.clientId, secretHash: await hashTestSecret(client.secret), indexPath: `indexes/${client.clientId}.csv`, enabled: true, ...overrides };
 }
 
 /** A clock the test moves by hand. */

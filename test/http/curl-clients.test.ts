@@ -8,9 +8,10 @@ import type { BlobFixtureProperties } from '../contract/blob-store-contract.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { azuriteFixture, localFolderFixture, type BlobStoreFixture } from '../support/store-fixtures.js';
+import { deadline } from '../support/deadlines.js';
 
 const CURL = '/usr/bin/curl';
-const CURL_TIMEOUT_MS = 20_000;
+const CURL_TIMEOUT_MS = deadline(20_000);
 
 interface CurlResult {
   readonly exitCode: number;

@@ -16,6 +16,7 @@ import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { captureLog } from '../support/log-capture.js';
 import { azuriteFixture, localFolderFixture, memoryFixture, type BlobStoreFixture } from '../support/store-fixtures.js';
+import { deadline } from '../support/deadlines.js';
 
 const run = promisify(execFile);
 
@@ -74,7 +75,7 @@ function targetOf(url: string): string {
 
 /** Waits until the audit trail has `count` download records (they are written once the response is done). */
 async function auditedDownloads(audited: ReturnType<typeof capturedAudit>, count: number): Promise<AuditRecord[]> {
-  for (let waited = 0; audited.downloads().length < count && waited < 200; waited += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let waited = 0; audited.downloads().length < count && waited < deadline(200); waited += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   return audited.downloads();
 }
 

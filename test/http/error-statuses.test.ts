@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
-import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { StorageUnavailable } from '../../src/domain/errors.js';
 import type { BlobContent, BlobProperties, BlobReadOptions, BlobStore, BlobSummary, ClientRecord, ClientRegistry } from '../../src/domain/ports.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { hashTestSecret, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 
@@ -183,7 +182,7 @@ describe('POST /oauth/token when the client registry fails', function () {
 describe('unauthenticated meta endpoints', function () {
   let gateway: TestGateway;
   before(async function () {
-    gateway = await startGateway({ store: new MemoryBlobStore(), registry: new InMemoryClientRegistry([{ clientId: 'x', secretHash: await hashSecret('x-secret-x-secret'), indexPath: 'i.csv', enabled: true }]) });
+    gateway = await startGateway({ store: new MemoryBlobStore(), registry: new InMemoryClientRegistry([{ clientId: 'x', secretHash: await hashTestSecret('x-secret-x-secret'), indexPath: 'i.csv', enabled: true }]) });
   });
   after(async function () {
     await gateway.close();

@@ -2,12 +2,11 @@ import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
-import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { StorageUnavailable } from '../../src/domain/errors.js';
 import type { ClientRecord, ClientRegistry } from '../../src/domain/ports.js';
 import type { HttpResponse } from '../support/contract.js';
-import { startGateway, type RequestOptions, type TestClient, type TestGateway } from '../support/gateway.js';
+import { hashTestSecret, startGateway, type RequestOptions, type TestClient, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody, type OAuthErrorBody } from '../support/json.js';
 
@@ -469,7 +468,7 @@ describe('POST /oauth/token throttling of wrong secrets', function () {
     }
 
     it('never counts a 5xx: a client retrying through an outage is not locked out when it ends', async function () {
-      const registry = new InMemoryClientRegistry([{ clientId: acme.clientId, secretHash: await hashSecret(acme.secret), indexPath: 'indexes/acme.csv', enabled: true }]);
+      const registry = new InMemoryClientRegistry([{ clientId: acme.clientId, secretHash: await hashTestSecret(acme.secret), indexPath: 'indexes/acme.csv', enabled: true }]);
       const flaky = new FlakyRegistry(registry);
       const outage = await startGateway({ store, registry: flaky, env: { ...throttle, TOKEN_FAILURE_LIMIT: '1' } });
       try {

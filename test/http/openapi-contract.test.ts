@@ -7,7 +7,7 @@ describe('loadOpenApi', function () {
 
   describe('when the gateway starts', function () {
     it('compiles the request validators of every operation and no response validator', async function () {
-      const api = await loadOpenApi(openApiDefinitionPath());
+      const api = await loadOpenApi(openApiDefinitionPath(), { fresh: true });
       const operations = api.getOperations().map((operation) => operation.operationId);
       expect(operations.length).to.be.greaterThan(20);
       expect(Object.keys(api.validator.requestValidators)).to.have.members(operations as string[]);
@@ -17,7 +17,7 @@ describe('loadOpenApi', function () {
     });
 
     it('validates requests strictly, coercing query parameters', async function () {
-      const api = await loadOpenApi(openApiDefinitionPath());
+      const api = await loadOpenApi(openApiDefinitionPath(), { fresh: true });
       const bad = api.validateRequest({ method: 'GET', path: '/list', headers: {}, query: { limit: '0' } });
       expect(bad.valid).to.equal(false);
       const good = api.validateRequest({ method: 'GET', path: '/list', headers: {}, query: { limit: '10' } });
@@ -25,9 +25,31 @@ describe('loadOpenApi', function () {
     });
   });
 
+  describe('when a process starts more than one gateway (the tests start hundreds)', function () {
+    it('gives each its own backend over one parsed definition and one set of compiled validators', async function () {
+      const first = await loadOpenApi(openApiDefinitionPath());
+      const second = await loadOpenApi(openApiDefinitionPath());
+      expect(second).to.not.equal(first);
+      expect(second.definition).to.equal(first.definition);
+      expect(second.router).to.equal(first.router);
+      expect(second.validator).to.equal(first.validator);
+      const bad = second.validateRequest({ method: 'GET', path: '/list', headers: {}, query: { limit: '0' } });
+      expect(bad.valid).to.equal(false);
+    });
+
+    it('keeps the handlers each registers to itself', async function () {
+      const first = await loadOpenApi(openApiDefinitionPath());
+      const second = await loadOpenApi(openApiDefinitionPath());
+      first.register('notFound', () => 'first');
+      second.register('notFound', () => 'second');
+      expect(await first.handleRequest({ method: 'GET', path: '/no-such-operation/at/all', headers: {} })).to.equal('first');
+      expect(await second.handleRequest({ method: 'GET', path: '/no-such-operation/at/all', headers: {} })).to.equal('second');
+    });
+  });
+
   describe('when a response is first checked against the contract (the tests do)', function () {
     it('compiles that operation\'s response validators then, and they catch a body and a header that do not match', async function () {
-      const api = await loadOpenApi(openApiDefinitionPath());
+      const api = await loadOpenApi(openApiDefinitionPath(), { fresh: true });
       expect(api.validateResponse({ count: 3 }, 'countFiles', 200).errors ?? []).to.deep.equal([]);
       expect(api.validateResponse({ count: 'three' }, 'countFiles', 200).errors).to.not.deep.equal([]);
       expect(Object.keys(api.validator.statusBasedResponseValidators)).to.deep.equal(['countFiles']);

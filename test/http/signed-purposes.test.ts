@@ -1,10 +1,9 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
-import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { HttpResponse } from '../support/contract.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { hashTestSecret, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { s3Failure, secretAccessKeyOf } from '../support/s3-sdk.js';
@@ -45,7 +44,7 @@ describe('signed things presented for another purpose', function () {
     for (const path of PATHS) store.put(path, `${path}\n`);
     store.put('indexes/acme.csv', buildIndexCsv(PATHS.map((path, i) => buildIndexRow({ Symbol: `S${i}`, FileName: path }))));
     const registry = new InMemoryClientRegistry([
-      { clientId: 'acme', secretHash: await hashSecret('acme-secret-0123456789'), indexPath: 'indexes/acme.csv', enabled: true, accessKeyIds: [ACCESS_KEY] },
+      { clientId: 'acme', secretHash: await hashTestSecret('acme-secret-0123456789'), indexPath: 'indexes/acme.csv', enabled: true, accessKeyIds: [ACCESS_KEY] },
     ]);
     gateway = await startGateway({
       store,

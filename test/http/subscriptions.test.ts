@@ -8,6 +8,7 @@ import { capturedAudit } from '../support/audit-capture.js';
 import { abortAfterFirstBytes, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody, type OAuthErrorBody } from '../support/json.js';
+import { deadline } from '../support/deadlines.js';
 
 const MiB = 1024 * 1024;
 const SMALL = Buffer.alloc(100_000, 7);
@@ -52,7 +53,7 @@ function quotaItemOf(field: string | string[] | undefined): Record<string, strin
 }
 
 async function eventually(check: () => boolean): Promise<void> {
-  for (let waited = 0; !check() && waited < 400; waited += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let waited = 0; !check() && waited < deadline(400); waited += 1) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 describe('subscription terms and the monthly byte quota over HTTP', function () {

@@ -15,6 +15,7 @@ import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
 import { s3ClientWithKey } from '../support/s3-sdk.js';
+import { deadline } from '../support/deadlines.js';
 
 const MiB = 1024 * 1024;
 const BIG = Buffer.alloc(16 * MiB, 1);
@@ -80,7 +81,7 @@ describe('metering on every door, on two instances sharing Redis (budget, counte
   /** The client's audit records, once there are `count` of them (each is written once its download settled). */
   const recordsOf = async (clientId: string, count: number): Promise<Array<{ outcome: string; bytesSent: number; quotaBytes: number; interface: string }>> => {
     const mine = () => audited.downloads().filter((record) => 'clientId' in record && record.clientId === clientId);
-    for (let waited = 0; mine().length < count && waited < 1000; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let waited = 0; mine().length < count && waited < deadline(1000); waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(mine(), `the audit records of ${clientId}`).to.have.length(count);
     return mine() as unknown as Array<{ outcome: string; bytesSent: number; quotaBytes: number; interface: string }>;
   };

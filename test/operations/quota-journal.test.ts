@@ -7,6 +7,7 @@ import { quotaPeriodOf } from '../../src/domain/monthly-quota.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startRedisServer, type RunningRedis } from '../support/redis.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/server-process.js';
+import { deadline } from '../support/deadlines.js';
 
 const KiB = 1024;
 const client = { clientId: 'acme', secret: 'acme-secret-0123456789abcdef' };
@@ -29,9 +30,9 @@ async function download(gateway: GatewayProcess, token: string, headers: Record<
 
 /** Resolves once the gateway's `/ready` answers 200 (Redis answering again), within 15 s. */
 async function ready(gateway: GatewayProcess): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  const giveUpAt = Date.now() + deadline(15_000);
   while ((await fetch(`http://127.0.0.1:${gateway.port}/ready`)).status !== 200) {
-    if (Date.now() > deadline) throw new Error('the gateway was not ready again within 15 s');
+    if (Date.now() > giveUpAt) throw new Error(`the gateway was not ready again within ${deadline(15_000)} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

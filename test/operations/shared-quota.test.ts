@@ -16,6 +16,7 @@ import { sharedRedisUrl, uniqueKeyPrefix } from '../support/redis.js';
 import { azuriteFixture } from '../support/store-fixtures.js';
 import { MovableClock } from '../support/movable-clock.js';
 import { s3ClientWithKey, s3Failure } from '../support/s3-sdk.js';
+import { deadline } from '../support/deadlines.js';
 
 const MiB = 1024 * 1024;
 const SIX_MIB = Buffer.alloc(6 * MiB, 0x5a);
@@ -59,13 +60,13 @@ describe('the monthly byte quota and subscription terms on two instances sharing
   const s3Clients: S3Client[] = [];
   /** The audit record of the download after the first `earlier` ones, once it is written (within 10 s). */
   const abortedDownloadAfter = async (earlier: number): Promise<{ clientId: string; outcome: string; bytesSent: number; interface: string }> => {
-    for (let waited = 0; audited.downloads().length === earlier && waited < 1000; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let waited = 0; audited.downloads().length === earlier && waited < deadline(1000); waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
     return audited.downloads()[earlier] as unknown as { clientId: string; outcome: string; bytesSent: number; interface: string };
   };
   /** The client's count in the shared ledger once it has come down to `bytes` (the refund follows the audit record), or as it is after 2 s. */
   const usedOnceRefunded = async (clientId: string, bytes: number): Promise<number> => {
     let used = -1;
-    for (let waited = 0; used !== bytes && waited < 200; waited += 1) {
+    for (let waited = 0; used !== bytes && waited < deadline(200); waited += 1) {
       used = await ledger.used(clientId, quotaPeriodOf(clock.now()).key);
       if (used !== bytes) await new Promise((resolve) => setTimeout(resolve, 10));
     }

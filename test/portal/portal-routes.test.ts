@@ -11,6 +11,7 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { buildPortal } from '../support/portal-build.js';
+import { deadline } from '../support/deadlines.js';
 
 /*
  * The portal's routes over HTTP: its page, files and configuration (PORTAL=on by default, gone with
@@ -61,7 +62,7 @@ function targetOf(url: string): string {
 
 /** Waits until the audit trail has `count` download records (written once each response is done). */
 async function auditedDownloads(audited: ReturnType<typeof capturedAudit>, count: number): Promise<AuditRecord[]> {
-  for (let waited = 0; audited.downloads().length < count && waited < 200; waited += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let waited = 0; audited.downloads().length < count && waited < deadline(200); waited += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   return audited.downloads();
 }
 

@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { FileQuotaJournal } from '../../src/adapters/quota/file-quota-journal.js';
 import { rejectionOf } from '../support/rejection.js';
+import { deadline } from '../support/deadlines.js';
 
-/** Waits until `condition` holds, for at most 5 s. */
+/** Waits until `condition` holds, for at most 5 s on an idle machine (`deadline`). */
 async function eventually(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5000;
+  const giveUpAt = Date.now() + deadline(5000);
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('the condition did not hold within 5 s');
+    if (Date.now() > giveUpAt) throw new Error(`the condition did not hold within ${deadline(5000)} ms`);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

@@ -10,15 +10,16 @@ import { MonthlyQuota, quotaPeriodOf } from '../../src/domain/monthly-quota.js';
 import type { Clock } from '../../src/domain/ports.js';
 import { quietLogger } from '../support/gateway.js';
 import { startRedisServer, type RunningRedis } from '../support/redis.js';
+import { deadline } from '../support/deadlines.js';
 
 /** Resolves once `client` answers a PING (again), within 10 s. */
 async function answering(client: Redis): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const giveUpAt = Date.now() + deadline(10_000);
   for (;;) {
     try {
       if ((await client.ping()) === 'PONG') return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error('Redis did not answer again within 10 s', { cause: error });
+      if (Date.now() > giveUpAt) throw new Error(`Redis did not answer again within ${deadline(10_000)} ms`, { cause: error });
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

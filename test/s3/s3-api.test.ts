@@ -12,10 +12,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
-import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { hashTestSecret, startGateway, type TestGateway } from '../support/gateway.js';
 import { presignedUrl, signedRaw } from '../support/s3-signing.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
@@ -54,8 +53,8 @@ function seededStore(): MemoryBlobStore {
 
 async function registry(): Promise<InMemoryClientRegistry> {
   return new InMemoryClientRegistry([
-    { clientId: 'acme', secretHash: await hashSecret('acme-secret-0123456789'), indexPath: 'indexes/acme.csv', enabled: true, accessKeyIds: [ACME_KEY] },
-    { clientId: 'other', secretHash: await hashSecret('other-secret-0123456789'), indexPath: 'indexes/other.csv', enabled: true, accessKeyIds: [OTHER_KEY] },
+    { clientId: 'acme', secretHash: await hashTestSecret('acme-secret-0123456789'), indexPath: 'indexes/acme.csv', enabled: true, accessKeyIds: [ACME_KEY] },
+    { clientId: 'other', secretHash: await hashTestSecret('other-secret-0123456789'), indexPath: 'indexes/other.csv', enabled: true, accessKeyIds: [OTHER_KEY] },
   ]);
 }
 

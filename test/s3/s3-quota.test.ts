@@ -1,11 +1,10 @@
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
-import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { ClientRecord } from '../../src/domain/ports.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { hashTestSecret, startGateway, type TestGateway } from '../support/gateway.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 import { s3ClientWithKey, s3Failure } from '../support/s3-sdk.js';
 
@@ -24,7 +23,7 @@ describe('S3 API (S3_API=on): the monthly byte quota and the subscription term',
     const store = new MemoryBlobStore();
     for (const [path, text] of Object.entries(FILES)) store.put(path, text, { contentType: 'text/csv' });
     store.put('indexes/acme.csv', buildIndexCsv(Object.keys(FILES).map((path, i) => buildIndexRow({ Symbol: `Q${i}`, FileName: path }))));
-    acme = { clientId: 'acme', secretHash: await hashSecret(secret), indexPath: 'indexes/acme.csv', enabled: true, accessKeyIds: [ACME_KEY], monthlyBytes: 10 };
+    acme = { clientId: 'acme', secretHash: await hashTestSecret(secret), indexPath: 'indexes/acme.csv', enabled: true, accessKeyIds: [ACME_KEY], monthlyBytes: 10 };
     registry = new InMemoryClientRegistry([acme]);
     gateway = await startGateway({ store, registry, clients: [{ clientId: 'acme', secret }], env: { S3_API: 'on' } });
     s3 = s3ClientWithKey(gateway.baseUrl, ACME_KEY, 'eu-west-1');

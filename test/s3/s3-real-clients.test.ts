@@ -12,6 +12,7 @@ import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, testSigningKeyText, type TestGateway } from '../support/gateway.js';
 import { installDebianPackages } from '../support/debian-packages.js';
 import { azuriteFixture, type BlobStoreFixture } from '../support/store-fixtures.js';
+import { deadline } from '../support/deadlines.js';
 
 /*
  * The S3-compatible API as subscribers use it: the real aws-cli (Debian's awscli 2), boto3
@@ -20,7 +21,7 @@ import { azuriteFixture, type BlobStoreFixture } from '../support/store-fixtures
  * are skipped, saying why.
  */
 
-const TOOL_TIMEOUT_MS = 60_000;
+const TOOL_TIMEOUT_MS = deadline(60_000);
 const APT_TIMEOUT_MS = 15 * 60_000;
 
 interface Run {

@@ -3,6 +3,17 @@ import type { Request } from 'express';
 
 export type OpenApi = OpenAPIBackend;
 
+/** What loading `openapi.yaml` produces that never changes afterwards: shared by every gateway of a process. */
+interface CompiledContract {
+  readonly document: OpenAPIBackend['document'];
+  readonly definition: OpenAPIBackend['definition'];
+  readonly router: OpenAPIBackend['router'];
+  readonly validator: OpenAPIValidator;
+}
+
+/** The contract of each definition path, compiled once per process (see `loadOpenApi`). */
+const compiledContracts = new Map<string, Promise<CompiledContract>>();
+
 /**
  * Loads and checks `openapi.yaml`; every request the gateway serves is validated against it.
  *
@@ -11,24 +22,49 @@ export type OpenApi = OpenAPIBackend;
  * tests do. Compiled eagerly, as openapi-backend does by default, they cost the gateway about 60 %
  * of its start-up CPU and some 20 MiB of memory it never used (every operation's responses and
  * response headers, one Ajv each).
+ *
+ * The parsed definition, its router and its compiled validators are made once per process and
+ * definition path, and shared by every gateway the process starts (the test suite starts
+ * hundreds; parsing and compiling took 1 to 5 s each time): they depend on the file alone, and
+ * nothing changes them once made. Each call still returns an `OpenAPIBackend` of its own, since
+ * the handlers a gateway registers are its own. `{ fresh: true }` compiles a contract of its own,
+ * shared with no one (for a test that counts which validators were compiled).
  */
-export async function loadOpenApi(definitionPath: string): Promise<OpenApi> {
-  // openapi-backend's Ajv does not know `date-time`; without this, such fields would go unchecked.
-  const customizeAjv: AjvCustomizer = (ajv) => ajv.addFormat('date-time', isRfc3339DateTime);
-  // `validate: false` only keeps init from compiling every validator; validation is switched on below.
+export async function loadOpenApi(definitionPath: string, options: { readonly fresh?: boolean } = {}): Promise<OpenApi> {
+  let contract: Promise<CompiledContract> | undefined = options.fresh === true ? compileContract(definitionPath) : compiledContracts.get(definitionPath);
+  if (contract === undefined) {
+    contract = compileContract(definitionPath);
+    compiledContracts.set(definitionPath, contract);
+    // A failed load is not remembered, so the next start reads the file again.
+    contract.catch(() => compiledContracts.delete(definitionPath));
+  }
+  const { document, definition, router, validator } = await contract;
+  const api = new OpenAPIBackend({ definition, strict: true, validate: false, quick: false, coerceTypes: true, customizeAjv });
+  api.document = document;
+  api.definition = definition;
+  api.router = router;
+  api.validator = validator;
+  api.validate = true;
+  api.initialized = true;
+  return api;
+}
+
+// openapi-backend's Ajv does not know `date-time`; without this, such fields would go unchecked.
+const customizeAjv: AjvCustomizer = (ajv) => ajv.addFormat('date-time', isRfc3339DateTime);
+
+async function compileContract(definitionPath: string): Promise<CompiledContract> {
+  // `validate: false` only keeps init from compiling every validator; the validator is made below.
   const api = new OpenAPIBackend({ definition: definitionPath, strict: true, validate: false, quick: false, coerceTypes: true, customizeAjv });
   await api.init();
   const validator = new OpenAPIValidator({ definition: api.definition, router: api.router, lazyCompileValidators: true, coerceTypes: true, customizeAjv });
   validator.preCompileRequestValidators();
-  api.validator = validator;
-  api.validate = true;
   // openapi-backend rebuilds its list of operations from the definition (lodash chains, object
   // spreads) up to three times per request while routing and validating; the definition never
   // changes once loaded, so the list is built once (measured with --cpu-prof: about 5% of the CPU
   // of a small answer).
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
-  return api;
+  return { document: api.document, definition: api.definition, router: api.router, validator };
 }
 
 /**
