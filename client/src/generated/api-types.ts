@@ -1246,7 +1246,28 @@ export interface components {
             };
         };
         /**
-         * @description The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+         * @description The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+         *     requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+         */
+        RequestLimitExceeded: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Too many requests",
+                 *       "message": "Request limit of 600 per 60 seconds reached; retry in 12 seconds",
+                 *       "code": "rate_limited"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The caller exceeded its download rate limit or its request budget (`rate_limited`), or the download or link does
          *     not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
          *     bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
          *     `Retry-After` seconds.
@@ -1844,6 +1865,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RequestLimitExceeded"];
         };
     };
     getCatalog: {
@@ -1876,6 +1898,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["CatalogNotFound"];
+            429: components["responses"]["RequestLimitExceeded"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1925,6 +1948,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["CatalogNotFound"];
             410: components["responses"]["CursorExpired"];
+            429: components["responses"]["RequestLimitExceeded"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1952,6 +1976,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["CatalogNotFound"];
+            429: components["responses"]["RequestLimitExceeded"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1978,6 +2003,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RequestLimitExceeded"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -2012,6 +2038,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["FileNotFound"];
+            429: components["responses"]["RequestLimitExceeded"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];

@@ -599,6 +599,12 @@ export type IssueS3CredentialsErrors = {
      * The S3-compatible API is off (`route_not_found`).
      */
     404: Error;
+    /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
 };
 
 export type IssueS3CredentialsError = IssueS3CredentialsErrors[keyof IssueS3CredentialsErrors];
@@ -641,6 +647,12 @@ export type GetCatalogErrors = {
      * The caller has no index, hence no catalog.
      */
     404: Error;
+    /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
     /**
      * The caller's index is malformed, or an unexpected error occurred.
      */
@@ -715,6 +727,12 @@ export type ListFilesErrors = {
      */
     410: Error;
     /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
+    /**
      * The caller's index is malformed, or an unexpected error occurred.
      */
     500: Error;
@@ -763,6 +781,12 @@ export type CountFilesErrors = {
      */
     404: Error;
     /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
+    /**
      * The caller's index is malformed, or an unexpected error occurred.
      */
     500: Error;
@@ -806,6 +830,12 @@ export type GetAccountErrors = {
      * Missing, malformed, forged, expired or revoked bearer token.
      */
     401: Error;
+    /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
     /**
      * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
      */
@@ -855,6 +885,12 @@ export type GetFileInfoErrors = {
      * The caller is subscribed to the file, but it does not exist in storage.
      */
     404: Error;
+    /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
     /**
      * The caller's index is malformed, or an unexpected error occurred.
      */
@@ -981,7 +1017,7 @@ export type DownloadBySymbolErrors = {
      */
     416: Error;
     /**
-     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * The caller exceeded its download rate limit or its request budget (`rate_limited`), or the download or link does
      * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
      * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
      * `Retry-After` seconds.
@@ -1243,7 +1279,7 @@ export type DownloadBySignedLinkErrors = {
      */
     416: Error;
     /**
-     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * The caller exceeded its download rate limit or its request budget (`rate_limited`), or the download or link does
      * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
      * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
      * `Retry-After` seconds.
@@ -1437,7 +1473,7 @@ export type GetDownloadLinkErrors = {
      */
     404: Error;
     /**
-     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * The caller exceeded its download rate limit or its request budget (`rate_limited`), or the download or link does
      * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
      * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
      * `Retry-After` seconds.
@@ -1785,7 +1821,7 @@ export type GetPortalDownloadLinkErrors = {
      */
     404: Error;
     /**
-     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * The caller exceeded its download rate limit or its request budget (`rate_limited`), or the download or link does
      * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
      * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
      * `Retry-After` seconds.
@@ -1991,7 +2027,7 @@ export type DownloadByPathErrors = {
      */
     416: Error;
     /**
-     * The caller exceeded its download rate limit (`rate_limited`), or the download or link does
+     * The caller exceeded its download rate limit or its request budget (`rate_limited`), or the download or link does
      * not fit what is left of its monthly byte quota (`quota_exceeded`: the message says how many
      * bytes remain; `Retry-After` is the wait until the calendar month, UTC, resets). Retry after
      * `Retry-After` seconds.
