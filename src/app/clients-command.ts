@@ -9,8 +9,8 @@ import {
 import { generateSecret, hashSecret } from '../adapters/clients/secret-hash.js';
 import { newAccessKeyId, OPERATOR_KEY_PREFIX } from '../adapters/s3/s3-credentials.js';
 import { JoseSigner } from '../adapters/signing/jose-signer.js';
-import { formatByteSize, InvalidByteSize, parseByteSize } from '../adapters/text/byte-size.js';
-import { InvalidInstant, parseIsoInstant } from '../adapters/text/iso-instant.js';
+import { formatByteSize, InvalidByteSize, parseByteSize } from '../text/byte-size.js';
+import { InvalidInstant, parseIsoInstant } from '../text/iso-instant.js';
 import { InvalidPath } from '../domain/errors.js';
 import { validateStoragePath } from '../domain/storage-path.js';
 

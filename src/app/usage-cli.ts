@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { JsonClientRegistry } from '../adapters/clients/json-client-registry.js';
-import { parseIsoInstant } from '../adapters/text/iso-instant.js';
+import { parseIsoInstant } from '../text/iso-instant.js';
 import { formatUsageJson, formatUsageTable, usageReport, type SubscriptionOf } from './usage-report.js';
 
 /** `YYYY-MM`: the calendar month, UTC, as the quota counts it. */

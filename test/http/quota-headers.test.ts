@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { appendListItem, quotaItem, quotaPolicyItem, secondsUntilReset } from '../../src/adapters/http-wire/quota-headers.js';
+import { appendListItem, quotaItem, quotaPolicyItem, secondsUntilReset } from '../../src/http-wire/quota-headers.js';
 import { quotaPeriodOf, type QuotaStanding } from '../../src/domain/monthly-quota.js';
 
 describe('the quota in RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers)', function () {

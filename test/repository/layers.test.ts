@@ -9,14 +9,14 @@ import { packageRoot } from '../../src/app/package-root.js';
  *
  * - `src/domain` imports nothing but `src/domain`: no package, no Node module.
  * - `src/application` imports nothing but `src/domain` and `src/application`.
- * - An adapter (`src/adapters/<name>/`) imports no other adapter, except the two shared libraries of
- *   formats, which themselves import no adapter: `http-wire/` (what the two HTTP doors speak) and
- *   `text/` (what operators write).
+ * - An adapter (`src/adapters/<name>/`) imports no other adapter. The two libraries of formats,
+ *   `src/http-wire/` (what the two HTTP doors speak) and `src/text/` (what operators write), import
+ *   no adapter and no wiring.
  * - Nothing outside `src/app` imports `src/app` (the wiring depends on everything, nothing on it).
  */
 
 const root = packageRoot();
-const SHARED_LIBRARIES = new Set(['http-wire', 'text']);
+const LIBRARIES = new Set(['http-wire', 'text']);
 
 interface Import {
   /** The importing file, from the repository's root, `/`-separated. */
@@ -40,7 +40,7 @@ function importsUnder(folder: string): Import[] {
   );
 }
 
-/** The layer of a file of `src/`: `domain`, `application`, `app`, or `adapters/<name>`. */
+/** The layer of a file of `src/`: `domain`, `application`, `app`, `http-wire`, `text`, or `adapters/<name>`. */
 function layerOf(path: string): string {
   const [, top, adapter] = path.split('/');
   return top === 'adapters' ? `adapters/${adapter}` : (top ?? '');
@@ -56,11 +56,8 @@ function layerViolations(imports: readonly Import[]): string[] {
     if (target === 'app' && layer !== 'app') says('only src/app may import the wiring');
     if (layer === 'domain' && target !== 'domain') says('the domain imports only the domain');
     if (layer === 'application' && target !== 'domain' && target !== 'application') says('the application imports only the domain and itself');
-    if (layer.startsWith('adapters/') && target?.startsWith('adapters/') === true && target !== layer) {
-      const name = target.slice('adapters/'.length);
-      if (!SHARED_LIBRARIES.has(name)) says('an adapter imports no other adapter');
-      else if (SHARED_LIBRARIES.has(layer.slice('adapters/'.length))) says('a shared library imports no other adapter');
-    }
+    if (layer.startsWith('adapters/') && target?.startsWith('adapters/') === true && target !== layer) says('an adapter imports no other adapter');
+    if (LIBRARIES.has(layer) && target?.startsWith('adapters/') === true) says('a library of formats imports no adapter');
   }
   return violations;
 }
@@ -69,8 +66,8 @@ describe('the layers of src/ (the import graph)', function () {
   const imports = importsUnder('src');
 
   it('finds the imports of every layer (the walk reads the files)', function () {
-    const layers = new Set(imports.map((entry) => layerOf(entry.from)));
-    for (const layer of ['domain', 'application', 'app', 'adapters/http', 'adapters/s3', 'adapters/http-wire']) expect(layers).to.include(layer);
+    const layers = new Set(imports.flatMap((entry) => [layerOf(entry.from), ...(entry.to === undefined ? [] : [layerOf(entry.to)])]));
+    for (const layer of ['domain', 'application', 'app', 'adapters/http', 'adapters/s3', 'http-wire', 'text']) expect(layers).to.include(layer);
   });
 
   it('keeps the domain and the application free of frameworks, SDKs and I/O, no adapter importing another, and nothing importing the wiring', function () {
@@ -98,9 +95,9 @@ describe('the layers of src/ (the import graph)', function () {
       expect(violations[1]).to.include('an adapter imports no other adapter');
     });
 
-    it('lets adapters use the shared libraries, but not a shared library another adapter', function () {
-      expect(layerViolations([made('src/adapters/s3/a.ts', '../http-wire/grammar/x.js'), made('src/adapters/index/b.ts', '../text/iso.js')])).to.deep.equal([]);
-      expect(layerViolations([made('src/adapters/http-wire/a.ts', '../http/x.js')])).to.have.length(1);
+    it('lets adapters use the libraries of formats, but not a library an adapter', function () {
+      expect(layerViolations([made('src/adapters/s3/a.ts', '../../http-wire/grammar/x.js'), made('src/adapters/index/b.ts', '../../text/iso.js')])).to.deep.equal([]);
+      expect(layerViolations([made('src/http-wire/a.ts', '../adapters/http/x.js')])).to.have.length(1);
     });
 
     it('reports an adapter importing the wiring', function () {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { formatByteSize, InvalidByteSize, parseByteSize } from '../../src/adapters/text/byte-size.js';
+import { formatByteSize, InvalidByteSize, parseByteSize } from '../../src/text/byte-size.js';
 
 describe('parseByteSize', function () {
   const cases: [string, number][] = [

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { InvalidInstant, parseIsoInstant } from '../../src/adapters/text/iso-instant.js';
+import { InvalidInstant, parseIsoInstant } from '../../src/text/iso-instant.js';
 
 describe('parseIsoInstant', function () {
   const cases: [string, string][] = [

@@ -5,7 +5,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import type { ClientRecord, ClientRegistry } from '../../domain/ports.js';
-import { InvalidInstant, parseIsoInstant } from '../text/iso-instant.js';
+import { InvalidInstant, parseIsoInstant } from '../../text/iso-instant.js';
 
 /** One client as stored in the registry file. */
 export interface StoredClient {

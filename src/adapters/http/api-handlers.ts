@@ -10,7 +10,7 @@ import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceA
 import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf } from './cacheable-json.js';
 import { handleDownload, handleLinkRequest, type DirectLinks, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
-import { decodeRequestPath } from '../http-wire/grammar/request-path.js';
+import { decodeRequestPath } from '../../http-wire/grammar/request-path.js';
 import { authorizationServerMetadata, protectedResourceMetadata, publicOrigin } from './oauth-discovery.js';
 import type { ListCursors } from './list-cursors.js';
 import { portalConfiguration, portalContentSecurityPolicy, type PortalSettings } from './portal.js';

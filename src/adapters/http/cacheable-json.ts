@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { parseEntityTagCondition } from '../http-wire/grammar/entity-tags.js';
+import { parseEntityTagCondition } from '../../http-wire/grammar/entity-tags.js';
 
 /** A JSON answer serialized once, with a weak entity tag of its bytes. */
 export interface CacheableJson {

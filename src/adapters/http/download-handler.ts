@@ -2,8 +2,8 @@ import type { Request, Response } from 'express';
 import type { DecidedDownload, DownloadSession, Downloads, LinkMakers } from '../../application/downloads.js';
 import type { DownloadTarget } from '../../application/file-access.js';
 import type { Clock, Principal } from '../../domain/ports.js';
-import { abortOnClose, attachmentFor, sendDecidedBody, showStandings, startDownloadSession } from '../http-wire/download-answer.js';
-import { parseDownloadRequest } from '../http-wire/grammar/download-request.js';
+import { abortOnClose, attachmentFor, sendDecidedBody, showStandings, startDownloadSession } from '../../http-wire/download-answer.js';
+import { parseDownloadRequest } from '../../http-wire/grammar/download-request.js';
 import { RequestRefused } from './error-responses.js';
 import { publicOrigin } from './oauth-discovery.js';
 

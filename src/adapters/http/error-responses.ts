@@ -2,8 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { GatewayError, LimitsUnavailable, QuotaExceeded, RateLimited, SubscriptionInactive, type DomainErrorCode } from '../../domain/errors.js';
-import { HeaderTooLarge } from '../http-wire/grammar/download-request.js';
-import { contextOf } from '../http-wire/request-context.js';
+import { HeaderTooLarge } from '../../http-wire/grammar/download-request.js';
+import { contextOf } from '../../http-wire/request-context.js';
 
 /**
  * How every error becomes a response: the one module that writes a non-2xx answer, for every route

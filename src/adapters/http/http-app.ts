@@ -15,7 +15,7 @@ import { createOperationHandlers, type OperationHandler } from './api-handlers.j
 import type { DirectLinks } from './download-handler.js';
 import { createApiReferenceAssets } from './api-reference.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
-import { parseBearerAuthorization } from '../http-wire/grammar/authorization.js';
+import { parseBearerAuthorization } from '../../http-wire/grammar/authorization.js';
 import { markTokenRequest, observeResponses, requestIdOf, type RequestObserver } from './observability.js';
 import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } from './openapi-contract.js';
 import {
@@ -31,7 +31,7 @@ import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMa
 import type { SignedLinks } from './signed-links.js';
 import { createTokenIssuer, requestedClientId, tokenRequestBodyParsers } from './token-endpoint.js';
 import type { VerificationQueue } from './verification-queue.js';
-import { contextOf } from '../http-wire/request-context.js';
+import { contextOf } from '../../http-wire/request-context.js';
 
 /** Temporary S3 credentials for a caller proven by a bearer token (`POST /oauth/s3-credentials`). */
 export type S3CredentialIssuer = (principal: Principal, token: VerifiedToken) => Promise<object>;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { EventSink, TokenOutcome } from '../../application/events.js';
-import { contextOf } from '../http-wire/request-context.js';
+import { contextOf } from '../../http-wire/request-context.js';
 import { addressOf } from './rate-limits.js';
 import { MAX_CLIENT_ID_LENGTH, requestedClientId } from './token-endpoint.js';
 

@@ -1,6 +1,6 @@
 import type { Operation } from 'openapi-backend';
 import type { OpenApi } from './openapi-contract.js';
-import { firstSegmentOf, percentDecode } from '../http-wire/grammar/request-path.js';
+import { firstSegmentOf, percentDecode } from '../../http-wire/grammar/request-path.js';
 
 /** The operations that serve a file by its storage path (`/{path}` in `openapi.yaml`). */
 export const byPathOperations: ReadonlySet<string> = new Set(['downloadByPath', 'headDownloadByPath']);

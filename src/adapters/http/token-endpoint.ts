@@ -16,7 +16,7 @@ import type { ClientAuthentication, IssuedToken } from '../../application/client
 import { InvalidClient } from '../../domain/errors.js';
 import type { ClientRecord } from '../../domain/ports.js';
 import { RequestRefused, type HttpErrorCode } from './error-responses.js';
-import { parseBasicCredentials } from '../http-wire/grammar/authorization.js';
+import { parseBasicCredentials } from '../../http-wire/grammar/authorization.js';
 import { addressOf, type FailureReservation, type TokenFailureThrottle } from './rate-limits.js';
 import type { VerificationQueue } from './verification-queue.js';
 

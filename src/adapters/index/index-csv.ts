@@ -4,7 +4,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse } from 'fast-csv';
 import { IndexMalformed } from '../../domain/errors.js';
 import type { IndexRecord, IndexRowSink, IndexRowWarning } from '../../domain/ports.js';
-import { InvalidInstant, parseIsoInstant } from '../text/iso-instant.js';
+import { InvalidInstant, parseIsoInstant } from '../../text/iso-instant.js';
 
 const requiredColumns = ['Symbol', 'FileName'] as const;
 const byteOrderMark = '\uFEFF';

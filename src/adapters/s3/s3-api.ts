@@ -3,13 +3,13 @@ import type { NextFunction, Request, Response } from 'express';
 import type { DecidedDownload, Downloads } from '../../application/downloads.js';
 import type { ExistingFile, FileAccess } from '../../application/file-access.js';
 import type { BlobProperties, Clock, Principal, Signer } from '../../domain/ports.js';
-import { parseDownloadRequest } from '../http-wire/grammar/download-request.js';
-import { abortOnClose, attachmentFor, sendDecidedBody, showStandings, startDownloadSession } from '../http-wire/download-answer.js';
+import { parseDownloadRequest } from '../../http-wire/grammar/download-request.js';
+import { abortOnClose, attachmentFor, sendDecidedBody, showStandings, startDownloadSession } from '../../http-wire/download-answer.js';
 import type { S3Credentials } from './s3-credentials.js';
 import { S3Refusal, writeS3Error } from './s3-errors.js';
 import { s3Xml, type XmlElement } from './s3-xml.js';
 import { isSigV2Request, isSigV4Request, isSignatureValid, parseQuery, queryValue, readSignatureClaims, type SignedRequest } from './signature-v4.js';
-import { contextOf } from '../http-wire/request-context.js';
+import { contextOf } from '../../http-wire/request-context.js';
 
 /**
  * The read-only S3-compatible API (S3_API=on): a second driving adapter over the same use cases

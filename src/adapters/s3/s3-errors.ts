@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import { GatewayError, SubscriptionInactive, type LimitsUnavailable, type RateLimited } from '../../domain/errors.js';
-import { HeaderTooLarge } from '../http-wire/grammar/download-request.js';
+import { HeaderTooLarge } from '../../http-wire/grammar/download-request.js';
 import { s3Xml } from './s3-xml.js';
-import { contextOf } from '../http-wire/request-context.js';
+import { contextOf } from '../../http-wire/request-context.js';
 
 /**
  * How every failure of an S3 request becomes S3's answer: the one module that writes the S3

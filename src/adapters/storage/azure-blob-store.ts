@@ -11,7 +11,7 @@ import {
   type UserDelegationKey,
 } from '@azure/storage-blob';
 import { ContentChanged, GatewayError, FileNotFound, StorageUnavailable } from '../../domain/errors.js';
-import { flowingContent } from '../http-wire/flowing-content.js';
+import { flowingContent } from '../../http-wire/flowing-content.js';
 import type {
   BlobContent,
   BlobProperties,

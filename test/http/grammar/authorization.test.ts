@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { parseBasicCredentials, parseBearerAuthorization } from '../../../src/adapters/http-wire/grammar/authorization.js';
+import { parseBasicCredentials, parseBearerAuthorization } from '../../../src/http-wire/grammar/authorization.js';
 import { expectLinearWork } from '../../support/linearity.js';
 
-describe('the Authorization header (src/adapters/http-wire/grammar/authorization.ts)', function () {
+describe('the Authorization header (src/http-wire/grammar/authorization.ts)', function () {
   describe('parseBearerAuthorization (RFC 6750 section 2.1)', function () {
     it('reads a b64token after "Bearer", the scheme in any case', function () {
       for (const header of ['Bearer abc.DEF-_~+/==', 'bearer abc.DEF-_~+/==', 'BEARER  abc.DEF-_~+/== ']) {

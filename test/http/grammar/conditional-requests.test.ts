@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 
-import { parseDownloadRequest } from '../../../src/adapters/http-wire/grammar/download-request.js';
-import { MAX_RANGES } from '../../../src/adapters/http-wire/grammar/range-header.js';
+import { parseDownloadRequest } from '../../../src/http-wire/grammar/download-request.js';
+import { MAX_RANGES } from '../../../src/http-wire/grammar/range-header.js';
 import { expectLinearWork } from '../../support/linearity.js';
 import { decideDownload, type DownloadDecision, type DownloadedFile } from '../../../src/domain/download-policy.js';
 

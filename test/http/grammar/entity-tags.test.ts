@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseEntityTag, parseEntityTagCondition } from '../../../src/adapters/http-wire/grammar/entity-tags.js';
+import { parseEntityTag, parseEntityTagCondition } from '../../../src/http-wire/grammar/entity-tags.js';
 import type { EntityTag, EntityTagCondition } from '../../../src/domain/download-policy.js';
 import { expectLinearWork } from '../../support/linearity.js';
 
@@ -50,7 +50,7 @@ function referenceCondition(value: string): EntityTagCondition | undefined {
   return tags.length === 0 ? { kind: 'malformed' } : { kind: 'tags', tags };
 }
 
-describe('entity tags (src/adapters/http-wire/grammar/entity-tags.ts)', function () {
+describe('entity tags (src/http-wire/grammar/entity-tags.ts)', function () {
   describe('parseEntityTag', function () {
     const valid: Array<[string, EntityTag]> = [
       ['"abc"', { weak: false, opaque: '"abc"' }],

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseHttpDate } from '../../../src/adapters/http-wire/grammar/http-date.js';
+import { parseHttpDate } from '../../../src/http-wire/grammar/http-date.js';
 import { expectLinearWork } from '../../support/linearity.js';
 
-describe('HTTP dates (src/adapters/http-wire/grammar/http-date.ts)', function () {
+describe('HTTP dates (src/http-wire/grammar/http-date.ts)', function () {
   const expected = Date.UTC(1994, 10, 6, 8, 49, 37);
 
   describe('the three formats RFC 9110 section 5.6.7 requires recipients to accept', function () {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { MAX_RANGES, parseRangeHeader } from '../../../src/adapters/http-wire/grammar/range-header.js';
+import { MAX_RANGES, parseRangeHeader } from '../../../src/http-wire/grammar/range-header.js';
 import type { RangeSpec } from '../../../src/domain/download-policy.js';
 import { expectLinearWork } from '../../support/linearity.js';
 
@@ -34,7 +34,7 @@ function referenceRange(value: string): RangeSpec[] | undefined {
   return specs;
 }
 
-describe('the Range header (src/adapters/http-wire/grammar/range-header.ts)', function () {
+describe('the Range header (src/http-wire/grammar/range-header.ts)', function () {
   const cases: Array<[string, RangeSpec[] | undefined]> = [
     ['bytes=0-99', [{ kind: 'int', first: 0, last: 99 }]],
     ['bytes=100-', [{ kind: 'int', first: 100 }]],

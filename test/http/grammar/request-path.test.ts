@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decodeRequestPath } from '../../../src/adapters/http-wire/grammar/request-path.js';
+import { decodeRequestPath } from '../../../src/http-wire/grammar/request-path.js';
 import { expectLinearWork } from '../../support/linearity.js';
 import { expectInvalidPath, GOOD_REQUEST_PATHS, HOSTILE_REQUEST_PATHS } from '../../support/request-paths.js';
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { BlobContent } from '../../domain/ports.js';
+import type { BlobContent } from '../domain/ports.js';
 
 const flowingSource = Symbol('flowingSource');
 

@@ -1,4 +1,4 @@
-import type { RangeSpec } from '../../../domain/download-policy.js';
+import type { RangeSpec } from '../../domain/download-policy.js';
 import { trimOptionalWhitespace } from './optional-whitespace.js';
 
 /**

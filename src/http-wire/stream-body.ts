@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { BlobContent } from '../../domain/ports.js';
+import type { BlobContent } from '../domain/ports.js';
 import { flowingSourceOf, type FlowingSource } from './flowing-content.js';
 
 /** Why a transfer ended before its last byte. */

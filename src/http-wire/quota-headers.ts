@@ -1,4 +1,4 @@
-import type { QuotaStanding } from '../../domain/monthly-quota.js';
+import type { QuotaStanding } from '../domain/monthly-quota.js';
 
 /**
  * The monthly byte quota in the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers,

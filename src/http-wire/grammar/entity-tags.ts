@@ -1,4 +1,4 @@
-import type { EntityTag, EntityTagCondition } from '../../../domain/download-policy.js';
+import type { EntityTag, EntityTagCondition } from '../../domain/download-policy.js';
 import { skipOptionalWhitespace, trimOptionalWhitespace } from './optional-whitespace.js';
 
 /**

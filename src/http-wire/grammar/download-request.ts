@@ -1,4 +1,4 @@
-import type { DownloadRequest, IfRangeCondition } from '../../../domain/download-policy.js';
+import type { DownloadRequest, IfRangeCondition } from '../../domain/download-policy.js';
 import { parseEntityTag, parseEntityTagCondition } from './entity-tags.js';
 import { parseHttpDate } from './http-date.js';
 import { trimOptionalWhitespace } from './optional-whitespace.js';

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import contentDisposition from 'content-disposition';
 import type { Request, Response } from 'express';
-import type { DecidedDownload, DownloadSession, DownloadStart, Downloads } from '../../application/downloads.js';
-import type { BudgetStanding } from '../../domain/errors.js';
+import type { DecidedDownload, DownloadSession, DownloadStart, Downloads } from '../application/downloads.js';
+import type { BudgetStanding } from '../domain/errors.js';
 import { appendListItem, quotaItem, quotaPolicyItem } from './quota-headers.js';
 import { streamBody, TransferFailed } from './stream-body.js';
 

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { Principal } from '../../domain/ports.js';
+import type { Principal } from '../domain/ports.js';
 
 /**
  * What the doors learn of one request as it is answered, typed, for the response observer (the

@@ -1,5 +1,5 @@
-import { InvalidPath } from '../../../domain/errors.js';
-import { validateStoragePath } from '../../../domain/storage-path.js';
+import { InvalidPath } from '../../domain/errors.js';
+import { validateStoragePath } from '../../domain/storage-path.js';
 
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
 
