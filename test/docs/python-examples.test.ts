@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { LocalFolderBlobStore } from '../../src/adapters/storage/local-folder-blob-store.js';
@@ -10,7 +9,7 @@ import { bundledSampleDataDir, packageRoot } from '../../src/app/package-root.js
 import { expectMatchesContract } from '../support/contract.js';
 import { installDebianPackages } from '../support/debian-packages.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import { startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
+import { recordingBodies, startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
 import { deadline } from '../support/deadlines.js';
 
 const run = promisify(execFile);
@@ -69,18 +68,7 @@ describe('the Python examples of docs/subscribers.md', function () {
       clients: [{ clientId: 'demo', secret, indexPath: 'indexes/demo.csv' }],
     });
     // Every exchange goes through a recording proxy, so each answer is checked against openapi.yaml.
-    proxy = await startTamperingProxy(gateway.port, (_exchange, index) => {
-      const chunks: Buffer[] = [];
-      bodies[index] = chunks;
-      return {
-        body: new Transform({
-          transform(chunk: Buffer, _encoding, callback) {
-            chunks.push(chunk);
-            callback(null, chunk);
-          },
-        }),
-      };
-    });
+    proxy = await startTamperingProxy(gateway.port, recordingBodies(bodies));
   });
 
   after(async function () {

@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
@@ -11,7 +10,7 @@ import { expectMatchesContract } from '../support/contract.js';
 import { generatedApiTypesPath } from '../support/generate-api-types.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
-import { startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
+import { recordingBodies, startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
 
 const run = promisify(execFile);
 
@@ -46,18 +45,7 @@ describe('the TypeScript examples of docs/subscribers.md', function () {
     for (let index = 0; index < fileCount; index += 1) store.put(pathOf(index), `${index}\n`);
     gateway = await startGateway({ store, clients: [{ clientId: 'integrator', secret }] });
     // Every exchange goes through a recording proxy, so each answer is checked against openapi.yaml.
-    proxy = await startTamperingProxy(gateway.port, (_exchange, index) => {
-      const chunks: Buffer[] = [];
-      bodies[index] = chunks;
-      return {
-        body: new Transform({
-          transform(chunk: Buffer, _encoding, callback) {
-            chunks.push(chunk);
-            callback(null, chunk);
-          },
-        }),
-      };
-    });
+    proxy = await startTamperingProxy(gateway.port, recordingBodies(bodies));
   });
 
   after(async function () {

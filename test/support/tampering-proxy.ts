@@ -111,6 +111,22 @@ export async function startTamperingProxy(targetPort: number, tamper: Tamper = (
   };
 }
 
+/** Changes nothing, and keeps each answer's body, chunk by chunk, at `bodies[index]` (for the contract check). */
+export function recordingBodies(bodies: Buffer[][]): Tamper {
+  return (_exchange, index) => {
+    const chunks: Buffer[] = [];
+    bodies[index] = chunks;
+    return {
+      body: new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          chunks.push(chunk);
+          callback(null, chunk);
+        },
+      }),
+    };
+  };
+}
+
 /** Flips one bit of the byte at `offset` of the body. */
 export function flipByteAt(offset: number): Transform {
   let seen = 0;
