@@ -276,11 +276,18 @@ export class DownloadSession {
     const { entry, properties } = current;
     this.#fileSize = properties.size;
     this.#etag = properties.etag;
-    const useStorage = makers.storage !== undefined && (principal.monthlyBytes === undefined || makers.signed === undefined);
-    if (useStorage && principal.monthlyBytes !== undefined) {
-      throw new Error('A client with a monthly quota is never handed a storage link: the gateway signs its links');
+    // Storage serves its own links unseen: only a client without a monthly quota may get one.
+    const storage = principal.monthlyBytes === undefined ? makers.storage : undefined;
+    const signed = makers.signed;
+    const make = storage ?? (signed === undefined ? undefined : (link: DirectLinkRequest) => signed(link, command.baseUrl));
+    if (make === undefined) {
+      throw new Error(
+        principal.monthlyBytes === undefined
+          ? 'No direct links can be made: neither the gateway nor storage signs them'
+          : 'A client with a monthly quota is never handed a storage link, and the gateway signs none here',
+      );
     }
-    if (useStorage) this.budget = await this.#refusing(() => this.deps.metering.countWhole(principal.clientId));
+    if (storage !== undefined) this.budget = await this.#refusing(() => this.deps.metering.countWhole(principal.clientId));
     this.quota = await this.deps.metering.standing(principal, this.start.log);
     // No link outlives the subscription term or the file's release window; whole seconds, rounded
     // down: what a SAS or a JWT can say.
@@ -295,10 +302,7 @@ export class DownloadSession {
       expiresAt,
       contentDisposition: command.dispositionOf(current),
     };
-    let url: string;
-    if (useStorage && makers.storage !== undefined) url = await makers.storage(request);
-    else if (makers.signed !== undefined) url = await makers.signed(request, command.baseUrl);
-    else throw new Error('No direct links can be made: neither the gateway nor storage signs them');
+    const url = await make(request);
     this.#linked = true;
     return { url, expiresAt, size: properties.size, etag: properties.etag };
   }
