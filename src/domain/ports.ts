@@ -1,3 +1,4 @@
+import type { FileChange, LoggedChange } from './changes.js';
 import type { BudgetStanding } from './errors.js';
 
 /**
@@ -401,3 +402,21 @@ export type RateLimitStores = (name: string) => RateLimitStore;
 
 /** Makes the counted versions of a download window of `windowMs`. */
 export type CountedVersionsFactory = (windowMs: number) => CountedVersions;
+
+/**
+ * The durable, ordered log of changes (Azure Table Storage on Azure, an embedded file on the local
+ * folder store). Only the one scanner of the fleet appends; every instance reads. Positions
+ * start at 1 and increase by one per change appended.
+ */
+export interface ChangeLog {
+  /** Appends `changes` in this order after the last one, and returns them with their ids and positions. */
+  append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]>;
+  /** At most `limit` of `clientId`'s changes after position `after` (exclusive), in order. */
+  read(clientId: string, after: number, limit: number): Promise<readonly LoggedChange[]>;
+  /** The position of the last change appended; 0 before the first. */
+  head(): Promise<number>;
+  /** The last position pruned: a reader that stopped before it may have missed changes; 0 before any pruning. */
+  horizon(): Promise<number>;
+  /** Forgets every change found before `before` (CHANGES_RETENTION_DAYS). */
+  prune(before: Date): Promise<void>;
+}

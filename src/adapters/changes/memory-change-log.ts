@@ -1,0 +1,53 @@
+import type { FileChange, LoggedChange } from '../../domain/changes.js';
+import type { ChangeLog } from '../../domain/ports.js';
+
+/**
+ * The change log of one process, for tests and the embedded demo: what it keeps is bounded by
+ * what the scanner appends within the retention (`prune`), never by what a client sends.
+ */
+export class MemoryChangeLog implements ChangeLog {
+  #changes: LoggedChange[] = [];
+  #head = 0;
+  #horizon = 0;
+
+  async append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
+    const logged = changes.map((change) => {
+      this.#head += 1;
+      return { ...change, id: changeId(this.#head), position: this.#head };
+    });
+    this.#changes.push(...logged);
+    return logged;
+  }
+
+  async read(clientId: string, after: number, limit: number): Promise<readonly LoggedChange[]> {
+    const found: LoggedChange[] = [];
+    // Positions are dense: the change at position p sits at p - (first position kept).
+    const first = this.#changes[0]?.position ?? this.#head + 1;
+    for (let i = Math.max(0, after + 1 - first); i < this.#changes.length && found.length < limit; i += 1) {
+      const change = this.#changes[i] as LoggedChange;
+      if (change.clientId === clientId) found.push(change);
+    }
+    return found;
+  }
+
+  async head(): Promise<number> {
+    return this.#head;
+  }
+
+  async horizon(): Promise<number> {
+    return this.#horizon;
+  }
+
+  async prune(before: Date): Promise<void> {
+    const cut = this.#changes.findIndex((change) => change.time.getTime() >= before.getTime());
+    const dropped = cut === -1 ? this.#changes.length : cut;
+    if (dropped === 0) return;
+    this.#horizon = (this.#changes[dropped - 1] as LoggedChange).position;
+    this.#changes = this.#changes.slice(dropped);
+  }
+}
+
+/** The id of the change at `position`: stable, and the same on every instance. */
+export function changeId(position: number): string {
+  return `chg_${position.toString().padStart(12, '0')}`;
+}
