@@ -38,3 +38,8 @@ export interface LoggedChange extends FileChange {
   /** Increasing across the fleet's whole log: every instance reads the same order. */
   readonly position: number;
 }
+
+/** The id of the change at `position`: stable, the same on every instance and in every adapter. */
+export function changeId(position: number): string {
+  return `chg_${position.toString().padStart(12, '0')}`;
+}

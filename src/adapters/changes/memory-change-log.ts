@@ -1,4 +1,4 @@
-import type { FileChange, LoggedChange } from '../../domain/changes.js';
+import { changeId, type FileChange, type LoggedChange } from '../../domain/changes.js';
 import type { ChangeLog } from '../../domain/ports.js';
 
 /**
@@ -45,9 +45,4 @@ export class MemoryChangeLog implements ChangeLog {
     this.#horizon = (this.#changes[dropped - 1] as LoggedChange).position;
     this.#changes = this.#changes.slice(dropped);
   }
-}
-
-/** The id of the change at `position`: stable, and the same on every instance. */
-export function changeId(position: number): string {
-  return `chg_${position.toString().padStart(12, '0')}`;
 }
