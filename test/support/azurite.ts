@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { ContainerClient } from '@azure/storage-blob';
 
 /** The emulator's well-known development account (published in the Azurite README). */
@@ -71,6 +72,63 @@ export async function startAzurite(options: { readonly port?: number } = {}): Pr
   }
 }
 
+export interface RunningAzuriteTables {
+  /** e.g. `http://127.0.0.1:41235/devstoreaccount1` */
+  readonly tableEndpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Azurite's table service in a child process of its own, as `startAzurite` does the blob
+ * service; `withTableEndpoint` joins its endpoint to a blob connection string, as the connection
+ * string of a real account names both.
+ */
+export async function startAzuriteTables(options: { readonly port?: number } = {}): Promise<RunningAzuriteTables> {
+  const main = createRequire(import.meta.url).resolve('azurite/dist/src/table/main.js');
+  // The table service does not say which port it was given for 0, so the port is picked here.
+  const port = options.port ?? (await freePort());
+  const child = fork(
+    main,
+    ['--tableHost', '127.0.0.1', '--tablePort', String(port), '--inMemoryPersistence', '--skipApiVersionCheck',
+      '--disableTelemetry', '--loose', '--silent'],
+    { execArgv: ['--import', EXIT_WITH_PARENT], env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+  );
+  const killOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  try {
+    await listeningUrl(child, TABLE_STARTED);
+    return {
+      tableEndpoint: `http://127.0.0.1:${port}/${AZURITE_ACCOUNT}`,
+      stop: async () => {
+        process.removeListener('exit', killOnExit);
+        await stopChild(child);
+      },
+    };
+  } catch (error) {
+    process.removeListener('exit', killOnExit);
+    await stopChild(child);
+    throw error;
+  }
+}
+
+/** A connection string that names the table endpoint beside the blob one. */
+export function withTableEndpoint(connectionString: string, tableEndpoint: string): string {
+  return `${connectionString.replace(/;?$/, ';')}TableEndpoint=${tableEndpoint};`;
+}
+
+let sharedTables: Promise<RunningAzuriteTables> | undefined;
+
+/** One Azurite table service for the whole mocha run, started by the first test file that asks. */
+export function sharedAzuriteTables(): Promise<RunningAzuriteTables> {
+  sharedTables ??= startAzuriteTables().catch((error: unknown) => {
+    sharedTables = undefined;
+    throw error;
+  });
+  return sharedTables;
+}
+
 let shared: Promise<RunningAzurite> | undefined;
 
 /**
@@ -91,6 +149,9 @@ export const mochaHooks = {
     const running = shared;
     shared = undefined;
     if (running !== undefined) await (await running).stop();
+    const tables = sharedTables;
+    sharedTables = undefined;
+    if (tables !== undefined) await (await tables).stop();
   },
 };
 
@@ -108,7 +169,20 @@ export async function createTestContainer(connectionString: string, prefix: stri
   return container;
 }
 
-function listeningUrl(child: ChildProcess): Promise<string> {
+const TABLE_STARTED = /Table service successfully started on (\S+)/;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function listeningUrl(child: ChildProcess, listening: RegExp = LISTENING): Promise<string> {
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(
@@ -117,7 +191,7 @@ function listeningUrl(child: ChildProcess): Promise<string> {
     );
     const onOutput = (chunk: Buffer): void => {
       output += chunk.toString();
-      const match = LISTENING.exec(output);
+      const match = listening.exec(output);
       if (match !== null) finish(() => resolve((match[1] ?? '').replace(/\/+$/, '')));
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
