@@ -420,3 +420,21 @@ export interface ChangeLog {
   /** Forgets every change found before `before` (CHANGES_RETENTION_DAYS). */
   prune(before: Date): Promise<void>;
 }
+
+/** One version of a stored file. */
+export interface FileVersion {
+  readonly path: string;
+  /** Strong entity tag with its quotes. */
+  readonly etag: string;
+}
+
+/**
+ * The SHA-256 of file versions, as the change scanner computed them (it reads every new version
+ * once). Kept in the fleet's durable store beside the change log, so every instance serves the same.
+ */
+export interface ChecksumStore {
+  /** Records the SHA-256 (64 lowercase hex digits) of one version. */
+  record(version: FileVersion, sha256: string): Promise<void>;
+  /** The known SHA-256 of each of `versions` that has one, keyed by path (only for that exact etag). */
+  lookup(versions: readonly FileVersion[]): Promise<ReadonlyMap<string, string>>;
+}
