@@ -184,6 +184,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     publicBaseUrl: config.publicBaseUrl,
     s3: s3Door(config, { files, downloads, metering, auth, clock, idleTimeoutMs, signer }),
     listCursors: new ListCursors(signer),
+    keptAnswers: memory,
   });
   return { app, settled: () => downloads.settled() };
 }

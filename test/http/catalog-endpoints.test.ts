@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
+import { FileCatalog } from '../../src/domain/file-catalog.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { storeFixtures, type BlobStoreFixture } from '../support/store-fixtures.js';
@@ -252,6 +253,39 @@ describe('cacheable answers of /catalog and /list', function () {
       expect(after.status).to.equal(200);
       expect(after.headers['etag']).to.not.equal(before);
     } finally {
+      await gateway.close();
+    }
+  });
+
+  it('serializes a catalog\'s rows once for every /catalog request of every client of that index (rows read counted), and again when the index changes', async function () {
+    const store = seeded();
+    const gateway = await startGateway({
+      store,
+      clock,
+      clients: [
+        { clientId: 'acme', secret: 'acme-secret-acme-secret' },
+        { clientId: 'acme-too', secret: 'acme-too-secret-acme-too', indexPath: 'indexes/acme.csv' },
+      ],
+      env: { INDEX_REFRESH_SECONDS: '0' },
+    });
+    let rowsRead = 0;
+    const entryAt = FileCatalog.prototype.entryAt;
+    FileCatalog.prototype.entryAt = function (this: FileCatalog, row: number) {
+      rowsRead += 1;
+      return entryAt.call(this, row);
+    };
+    try {
+      const first = jsonOf(await gateway.get('acme', '/catalog'));
+      expect(rowsRead, 'the first answer reads each row once').to.equal(2);
+      expect(jsonOf(await gateway.get('acme', '/catalog'))).to.deep.equal(first);
+      const other = jsonOf(await gateway.get('acme-too', '/catalog'));
+      expect(other).to.deep.equal({ ...first, clientId: 'acme-too' });
+      expect(rowsRead, 'later answers, for either client, read none').to.equal(2);
+      store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'C', FileName: 'data/c.csv' })]));
+      expect(jsonOf(await gateway.get('acme', '/catalog')).files).to.deep.equal([{ Symbol: 'C', Description: 'Descrição de C', FileName: 'data/c.csv' }]);
+      expect(rowsRead, 'a new index version is serialized anew').to.equal(3);
+    } finally {
+      FileCatalog.prototype.entryAt = entryAt;
       await gateway.close();
     }
   });

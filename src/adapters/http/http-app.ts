@@ -8,7 +8,7 @@ import { InvalidToken } from '../../domain/errors.js';
 import type { Downloads } from '../../application/downloads.js';
 import type { FileAccess } from '../../application/file-access.js';
 import type { Metering } from '../../application/metering.js';
-import type { ClientRegistry, Clock, Principal, VerifiedToken } from '../../domain/ports.js';
+import type { BoundedMemory, ClientRegistry, Clock, Principal, VerifiedToken } from '../../domain/ports.js';
 import type { EventSink } from '../../application/events.js';
 import type { Registry } from 'prom-client';
 import { createOperationHandlers, type OperationHandler } from './api-handlers.js';
@@ -81,6 +81,8 @@ export interface HttpAppDependencies {
   readonly s3: { readonly door: RequestHandler; readonly issueCredentials: S3CredentialIssuer } | undefined;
   /** Makes and checks the `cursor` of `GET /list`. */
   readonly listCursors: ListCursors;
+  /** Where serialized answers worth keeping are kept (the catalogs' bounded memory, CATALOG_CACHE_MB). */
+  readonly keptAnswers: BoundedMemory;
 }
 
 /**
@@ -164,6 +166,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     linkHolder: (clientId) => deps.auth.linkHolder(clientId),
     listCursors: deps.listCursors,
     portal: deps.portal,
+    keptAnswers: deps.keptAnswers,
   });
 
   const authenticate = async (req: Request): Promise<Principal> => {
