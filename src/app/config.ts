@@ -23,7 +23,7 @@ export interface GatewayConfig {
   readonly indexRefreshSeconds: number;
   /** How long `/list` and `/count` answers are reused per client before storage is asked again. */
   readonly listCacheSeconds: number;
-  /** Memory for parsed catalogs and which of their files exist, in bytes (CATALOG_CACHE_MB); least recently used out first. */
+  /** Memory for parsed catalogs, which of their files exist and small catalogs' serialized rows, in bytes (CATALOG_CACHE_MB); least recently used out first. */
   readonly catalogCacheBytes: number;
   /** The largest index read, in bytes (INDEX_MAX_MB); a bigger one is refused as malformed. */
   readonly indexMaxBytes: number;
@@ -208,7 +208,7 @@ export const CONFIG_TABLE = Object.freeze({
     min: 1,
     max: 65_536,
     meaning:
-      'Memory, in MiB, for parsed catalogs and which of their files exist, shared by all clients; past it the least ' +
+      'Memory, in MiB, for parsed catalogs, which of their files exist and the serialized rows of small catalogs, shared by all clients; past it the least ' +
       'recently used catalog is dropped and read again when next asked for (concurrent requests share one load). ' +
       '1–65536. Size it as in [Sizing an instance](#sizing-an-instance-for-n-clients-of-r-rows); watch ' +
       '`dfg_catalog_cache_evictions_total`.',
