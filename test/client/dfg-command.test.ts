@@ -1,16 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import { packageRoot } from '../../src/app/package-root.js';
 import { publishedFiles, startMirrorGateway, type MirrorGateway, type PublishedFile } from '../support/mirror-gateway.js';
 import { endlessBody, stallAfter, startTamperingProxy, type TamperingProxy } from '../support/tampering-proxy.js';
 import { deadline } from '../support/deadlines.js';
+import { bundleCommand, type BundledCommand } from '../support/bundled-command.js';
 
-/* `dfg` as a subscriber runs it: a child process (tsx over client/src/cli/dfg.ts) against the real gateway on Azurite. */
+/* `dfg` as a subscriber runs it: a child process (client/src/cli/dfg.ts, bundled once) against the real gateway on Azurite. */
 
 interface DfgRun {
   readonly child: ChildProcess;
@@ -21,9 +20,13 @@ interface DfgRun {
 
 const RUN_TIMEOUT_MS = deadline(20_000);
 
+/** dfg's source, bundled once for this file (see bundled-command.ts). */
+let dfg: BundledCommand | undefined;
+
 function startDfg(args: readonly string[], env: Record<string, string>, cwd: string = packageRoot()): DfgRun {
-  // Absolute, so that dfg can run in any folder (tsx is found from this repository, not from cwd).
-  const child = spawn(process.execPath, ['--import', pathToFileURL(createRequire(join(packageRoot(), 'package.json')).resolve('tsx')).href, join(packageRoot(), 'client', 'src', 'cli', 'dfg.ts'), ...args], {
+  if (dfg === undefined) throw new Error('dfg was not bundled');
+  // An absolute path, so that dfg can run in any folder.
+  const child = spawn(process.execPath, [dfg.path, ...args], {
     cwd,
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -76,6 +79,7 @@ describe('the dfg command', function () {
   let env: Record<string, string>;
 
   before(async function () {
+    dfg = await bundleCommand(join(packageRoot(), 'client', 'src', 'cli', 'dfg.ts'), join(packageRoot(), 'client', 'package.json'));
     mirror = await startMirrorGateway(files);
     proxy = await startTamperingProxy(mirror.gateway.port);
   });
@@ -84,6 +88,7 @@ describe('the dfg command', function () {
     // Optional chaining: when `before` failed, its own failure is the one to report.
     await proxy?.close();
     await mirror?.close();
+    await dfg?.remove();
   });
 
   beforeEach(async function () {
