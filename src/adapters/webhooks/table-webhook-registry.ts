@@ -15,11 +15,30 @@ type EndpointEntity = StoredEndpoint & { readonly partitionKey: string; readonly
  * Every `RestError` becomes `StorageUnavailable`; none leaves this file.
  */
 export class TableWebhookRegistry implements WebhookRegistry {
-  readonly #table: TableClient;
+  readonly #makeTable: () => TableClient;
+  #client: TableClient | undefined;
   #ready: Promise<void> | undefined;
 
-  constructor(table: TableClient) {
-    this.#table = table;
+  /**
+   * `table`, or how to make it on first use (a connection string without a table endpoint then
+   * fails the calls, as `storage_failed`, rather than the instance's start).
+   */
+  constructor(table: TableClient | (() => TableClient)) {
+    this.#makeTable = typeof table === 'function' ? table : () => table;
+  }
+
+  get #table(): TableClient {
+    if (this.#client === undefined) {
+      try {
+        this.#client = this.#makeTable();
+      } catch (error) {
+        throw new StorageUnavailable(`Azure Table Storage cannot be reached for webhooks: ${error instanceof Error ? error.message : String(error)}`, {
+          cause: error,
+          retryable: false,
+        });
+      }
+    }
+    return this.#client;
   }
 
   async add(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
@@ -82,9 +101,10 @@ export class TableWebhookRegistry implements WebhookRegistry {
 
   /** Creates the table on first use (once per instance; an existing table is fine). */
   #created(): Promise<void> {
-    this.#ready ??= this.#table.createTable().catch((error: unknown) => {
+    this.#ready ??= Promise.resolve()
+      .then(() => this.#table.createTable()).catch((error: unknown) => {
       this.#ready = undefined;
-      throw unavailable('create the webhook table', error);
+      throw error instanceof StorageUnavailable ? error : unavailable('create the webhook table', error);
     });
     return this.#ready;
   }
