@@ -3,6 +3,9 @@ import type { ChangeLog, Clock, Signer, WebhookRegistry, WebhookSender } from '.
 import { decideDelivery, webhookBody, type WebhookDeliveryState, type WebhookEndpoint } from '../domain/webhooks.js';
 import type { EventSink } from './events.js';
 
+/** Reads of the log per endpoint and tick, so passing over old changes is bounded too. */
+const MAX_READS_PER_TICK = 10;
+
 export interface WebhookDeliveryOptions {
   readonly registry: WebhookRegistry;
   readonly log: ChangeLog;
@@ -85,39 +88,59 @@ export class WebhookDelivery {
     return totals;
   }
 
-  /** Sends `endpoint` its changes in order until one fails, the batch ends, or it is removed. */
+  /**
+   * Sends `endpoint` its changes in order until one fails, `changesPerTick` were sent, or it is
+   * removed. A change found before the endpoint was registered is passed over, not sent: an
+   * endpoint registered where the log's head was not known (the operator's CLI) starts at 0.
+   */
   async #serve(endpoint: WebhookEndpoint, totals: { attempts: number; delivered: number; disabled: number }): Promise<void> {
     const { registry, log, retrySeconds, clock } = this.#options;
+    const perTick = this.#options.changesPerTick ?? 100;
     let state: WebhookDeliveryState = endpoint.delivery;
-    const changes = await log.read(endpoint.clientId, state.delivered, this.#options.changesPerTick ?? 100);
-    for (const change of changes) {
-      totals.attempts += 1;
-      const outcome = await this.#options.sender.send(this.#request(endpoint, change));
-      const verdict = decideDelivery(state, change.position, outcome, retrySeconds, clock.now());
-      state = verdict.state;
-      if (verdict.kind === 'delivered') {
-        totals.delivered += 1;
-        if (!(await registry.update(endpoint.clientId, endpoint.id, { delivery: state }))) return;
-        continue;
-      }
-      if (verdict.kind === 'retry') {
-        await registry.update(endpoint.clientId, endpoint.id, { delivery: state });
+    let passedOver = false;
+    let sent = 0;
+    const record = (): Promise<boolean> => registry.update(endpoint.clientId, endpoint.id, { delivery: state });
+    for (let reads = 0; reads < MAX_READS_PER_TICK && sent < perTick; reads += 1) {
+      const changes = await log.read(endpoint.clientId, state.delivered, perTick);
+      if (changes.length === 0) break;
+      for (const change of changes) {
+        if (change.time < endpoint.createdAt) {
+          state = { delivered: change.position, attempts: 0 };
+          passedOver = true;
+          continue;
+        }
+        if (sent === perTick) break;
+        sent += 1;
+        totals.attempts += 1;
+        const outcome = await this.#options.sender.send(this.#request(endpoint, change));
+        const verdict = decideDelivery(state, change.position, outcome, retrySeconds, clock.now());
+        state = verdict.state;
+        passedOver = false;
+        if (verdict.kind === 'delivered') {
+          totals.delivered += 1;
+          if (!(await record())) return;
+          continue;
+        }
+        if (verdict.kind === 'retry') {
+          await record();
+          return;
+        }
+        const disabled = { reason: verdict.reason, at: clock.now(), detail: verdict.detail };
+        if (await registry.update(endpoint.clientId, endpoint.id, { delivery: state, disabled })) {
+          totals.disabled += 1;
+          this.#options.events.emit({
+            type: 'webhook.disabled',
+            clientId: endpoint.clientId,
+            endpointId: endpoint.id,
+            reason: verdict.reason,
+            detail: verdict.detail,
+            attempts: state.attempts,
+          });
+        }
         return;
       }
-      const disabled = { reason: verdict.reason, at: clock.now(), detail: verdict.detail };
-      if (await registry.update(endpoint.clientId, endpoint.id, { delivery: state, disabled })) {
-        totals.disabled += 1;
-        this.#options.events.emit({
-          type: 'webhook.disabled',
-          clientId: endpoint.clientId,
-          endpointId: endpoint.id,
-          reason: verdict.reason,
-          detail: verdict.detail,
-          attempts: state.attempts,
-        });
-      }
-      return;
     }
+    if (passedOver) await record();
   }
 
   /** Standard Webhooks: the change's id on every retry, the time of this attempt, `v1,` and the HMAC of `id.timestamp.body`. */

@@ -11,7 +11,8 @@ export interface RegisteredWebhook {
 
 export interface WebhooksOptions {
   readonly registry: WebhookRegistry;
-  readonly log: ChangeLog;
+  /** Where the log's head is: a new endpoint starts after it. */
+  readonly log: Pick<ChangeLog, 'head'>;
   /** Which URLs may be registered (https to public addresses unless WEBHOOK_ALLOW_PRIVATE=on). */
   readonly targets: WebhookTargets;
   readonly signer: Signer;

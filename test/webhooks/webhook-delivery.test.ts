@@ -22,10 +22,13 @@ import { startReceiver, type Received, type TestReceiver } from './receiver.js';
 const rootKey = new TextEncoder().encode('webhook-delivery-test-key-of-32-bytes-at-least');
 const schedule = [5, 300];
 
+/** When the changes a test appends were found: the test's clock, set by `setUp`. */
+let foundAt: () => Date = () => new Date();
+
 const change = (clientId: string, symbol: string, overrides: Partial<FileChange> = {}): FileChange => ({
   clientId,
   type: 'file.released',
-  time: new Date('2026-05-01T10:00:00.000Z'),
+  time: foundAt(),
   file: { symbol, fileName: `data/${symbol}.csv`, size: 10, etag: '"0x1"', uploaded: new Date('2026-05-01T09:59:00.000Z'), sha256: 'a'.repeat(64) },
   ...overrides,
 });
@@ -34,6 +37,7 @@ const change = (clientId: string, symbol: string, overrides: Partial<FileChange>
 function setUp(registry: WebhookRegistry = new MemoryWebhookRegistry()) {
   // Real time to start from, so `standardwebhooks` accepts the timestamps of the first attempts.
   const clock = new HandClock(new Date(Math.floor(Date.now() / 1000) * 1000));
+  foundAt = () => clock.now();
   const log = new MemoryChangeLog();
   const signer = new JoseSigner({ rootKey, clock });
   const audited = capturedAudit();
@@ -74,7 +78,7 @@ describe('webhook delivery (WebhookDelivery over a local receiver)', function ()
 
   describe('when the receiver answers 2xx', function () {
     it('POSTs each change of the client after registration, in order, signed as Standard Webhooks says, and never again', async function () {
-      const { webhooks, log, delivery } = setUp();
+      const { clock, webhooks, log, delivery } = setUp();
       await log.append([change('acme', 'BEFORE')]);
       const hook = await receiver();
       const { endpoint, secret } = await webhooks.register('acme', hook.url);
@@ -88,13 +92,26 @@ describe('webhook delivery (WebhookDelivery over a local receiver)', function ()
       const bodies = hook.received.map((r) => verifiedBy(secret, r, { checkTime: true }));
       expect(bodies[0]).to.deep.equal({
         type: 'file.released',
-        timestamp: '2026-05-01T10:00:00.000Z',
+        timestamp: clock.now().toISOString(),
         data: { symbol: 'ONE', fileName: 'data/ONE.csv', size: 10, etag: '"0x1"', uploaded: '2026-05-01T09:59:00.000Z', sha256: 'a'.repeat(64) },
       });
       expect(bodies[1]).to.include({ type: 'file.updated' });
       expect(hook.received[0]?.headers['content-type']).to.equal('application/json');
       expect((await webhooks.list('acme'))[0]?.delivery).to.deep.equal({ delivered: 3, attempts: 0 });
       expect(endpoint.startsAfter).to.equal(1);
+    });
+
+    it('passes over the changes found before registration when the log\'s head was not known (an endpoint starting at 0)', async function () {
+      const { clock, log, delivery, registry, signer } = setUp();
+      await log.append([change('acme', 'OLD1'), change('acme', 'OLD2')]);
+      clock.advance(1_000);
+      const hook = await receiver();
+      const endpoint = await registry.add({ clientId: 'acme', url: hook.url, createdAt: clock.now(), startsAfter: 0 });
+      await log.append([change('acme', 'NEW')]);
+      expect(await delivery().tick()).to.deep.equal({ attempts: 1, delivered: 1, disabled: 0 });
+      expect(hook.received.map((r) => r.headers['webhook-id'])).to.deep.equal(['chg_000000000003']);
+      verifiedBy(signer.webhookSecret(endpoint.id), hook.received[0] as Received, { checkTime: true });
+      expect((await registry.list('acme'))[0]?.delivery.delivered).to.equal(3);
     });
 
     it('gives a client\'s endpoint only that client\'s changes (isolation)', async function () {
