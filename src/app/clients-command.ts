@@ -13,6 +13,14 @@ import { formatByteSize, InvalidByteSize, parseByteSize } from '../text/byte-siz
 import { InvalidInstant, parseIsoInstant } from '../text/iso-instant.js';
 import { InvalidPath } from '../domain/errors.js';
 import { validateStoragePath } from '../domain/storage-path.js';
+import { FileWebhookRegistry } from '../adapters/webhooks/file-webhook-registry.js';
+import { WebhookTargetPolicy } from '../adapters/webhooks/webhook-targets.js';
+import { Webhooks } from '../application/webhooks.js';
+import { GatewayError } from '../domain/errors.js';
+import type { ChangeLog } from '../domain/ports.js';
+import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
+import { bundledSampleDataDir } from './package-root.js';
+import { webhookRegistryFor } from './webhook-registry.js';
 
 /** Where the CLI writes, and what it reads from its environment. `process` fits. */
 export interface ClientsCliIo {
@@ -23,6 +31,8 @@ export interface ClientsCliIo {
   readonly now?: () => Date;
   /** Standard input, read whole, for `--secret-stdin`. */
   readonly readStdin?: () => Promise<string>;
+  /** The fleet's change log, whose head a new webhook endpoint starts after; none (position 0) when absent. */
+  readonly changeLog?: Pick<ChangeLog, 'head'>;
 }
 
 /**
@@ -302,6 +312,94 @@ function buildProgram(io: ClientsCliIo): Command {
       out('revoked: true');
     });
 
+  const webhook = program
+    .command('webhook')
+    .description("manage a client's webhook endpoints (the same store as the gateway's: Azure Table, or webhooks.json beside CLIENTS_FILE)");
+
+  /** The use case over the gateway's own store, signer and change log head; the environment is the gateway's. */
+  const webhooksOf = (): { webhooks: Webhooks; where: string } => {
+    let config: GatewayConfig;
+    try {
+      config = loadConfig(io.env, bundledSampleDataDir());
+    } catch (error) {
+      if (error instanceof ConfigError) throw new CliFailure(EXIT_USAGE, error.message);
+      throw error;
+    }
+    const clock = { now: io.now ?? (() => new Date()) };
+    const signer = new JoseSigner({ rootKey: signingKeyOf(io.env), clock });
+    const registry = webhookRegistryFor(config);
+    const webhooks = new Webhooks({
+      registry,
+      // Without the change log, the endpoint starts at position 0: delivery passes over every change
+      // found before its registration (createdAt), so it still gets only what happens after.
+      log: io.changeLog ?? headlessLog,
+      targets: new WebhookTargetPolicy({ allowPrivate: config.webhooks.allowPrivate }),
+      signer,
+      clock,
+    });
+    return { webhooks, where: registry instanceof FileWebhookRegistry ? registry.path : 'the webhooks table' };
+  };
+  const knownClient = async (clientId: string): Promise<void> => {
+    const file = await registry().load();
+    if (!Object.hasOwn(file.clients, clientId)) throw new CliFailure(EXIT_REFUSED, `no client "${clientId}" in ${registry().path}`);
+  };
+
+  webhook
+    .command('add')
+    .description('register an endpoint for a client and print its signing secret once (needs TOKEN_SIGNING_KEY: derived, never stored)')
+    .argument('<client_id>')
+    .argument('<url>', 'https URL of a public address (http or private addresses only with WEBHOOK_ALLOW_PRIVATE=on)')
+    .action(async (clientId: string, url: string) => {
+      await knownClient(clientId);
+      const { webhooks } = webhooksOf();
+      const { endpoint, secret } = await webhooks.register(clientId, url).catch(asCliFailure);
+      out(`client_id: ${clientId}`);
+      out(`id: ${endpoint.id}`);
+      out(`url: ${endpoint.url}`);
+      out(`secret: ${secret}`);
+      note('Store the secret now: it is not kept and will not be shown again. The endpoint gets the events found from now on.');
+    });
+
+  webhook
+    .command('list')
+    .description("list a client's endpoints: enabled or not and why, where deliveries stand (never secrets)")
+    .argument('<client_id>')
+    .option('--json', 'print a JSON array instead of lines')
+    .action(async (clientId: string, options: { json?: boolean }) => {
+      const endpoints = await webhooksOf().webhooks.list(clientId);
+      const rows = endpoints.map((endpoint) => ({
+        id: endpoint.id,
+        url: endpoint.url,
+        enabled: endpoint.enabled,
+        disabledReason: endpoint.disabled?.reason ?? null,
+        disabledDetail: endpoint.disabled?.detail ?? null,
+        createdAt: endpoint.createdAt.toISOString(),
+        delivered: endpoint.delivery.delivered,
+        attempts: endpoint.delivery.attempts,
+        nextAttemptAt: endpoint.delivery.nextAttemptAt?.toISOString() ?? null,
+      }));
+      if (options.json === true) {
+        out(JSON.stringify(rows, null, 2));
+        return;
+      }
+      for (const row of rows) {
+        out(`${row.id}  ${row.enabled ? 'enabled' : `disabled (${row.disabledReason ?? 'unknown'}: ${row.disabledDetail ?? ''})`}  ${row.url}`);
+        if (row.attempts > 0) out(`  ${row.attempts} failed attempts, next at ${row.nextAttemptAt ?? 'the next round'}`);
+      }
+    });
+
+  webhook
+    .command('remove')
+    .description('remove an endpoint: it gets no event from the next delivery round on')
+    .argument('<client_id>')
+    .argument('<id>')
+    .action(async (clientId: string, id: string) => {
+      await webhooksOf().webhooks.remove(clientId, id).catch(asCliFailure);
+      out(`client_id: ${clientId}`);
+      out(`id: ${id}`);
+      out('removed: true');
+    });
+
   program
     .command('remove')
     .description(`delete a client from the registry (a running gateway refuses its tokens ${takesEffect})`)
@@ -320,6 +418,15 @@ function buildProgram(io: ClientsCliIo): Command {
  * The server key S3 secrets are derived from: the gateway's TOKEN_SIGNING_KEY, which the CLI must
  * be given exactly as every instance has it.
  */
+/** A change log whose head is unknown (0): for `webhook add` without the fleet's log. */
+const headlessLog: Pick<ChangeLog, 'head'> = { head: async () => 0 };
+
+/** A refusal of the domain (a URL refused, the bound reached, an unknown endpoint) as the CLI's exit 1. */
+function asCliFailure(error: unknown): never {
+  if (error instanceof GatewayError) throw new CliFailure(EXIT_REFUSED, error.message);
+  throw error;
+}
+
 function signingKeyOf(env: ClientsCliIo['env']): Uint8Array {
   const key = env['TOKEN_SIGNING_KEY']?.trim();
   if (key === undefined || Buffer.byteLength(key, 'utf8') < 32) {

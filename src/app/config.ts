@@ -85,6 +85,8 @@ export interface GatewayConfig {
   readonly applicationInsightsConnectionString: string | undefined;
   /** The read-only S3-compatible API (S3_API=on), and the one bucket it shows (S3_BUCKET); `undefined` when off. */
   readonly s3: { readonly bucket: string } | undefined;
+  /** Webhook delivery: the delay before each retry (WEBHOOK_RETRY_SECONDS), and whether http and private addresses may be called. */
+  readonly webhooks: { readonly retrySeconds: readonly number[]; readonly allowPrivate: boolean };
 }
 
 export interface RedisConfig {
@@ -479,7 +481,38 @@ export const CONFIG_TABLE = Object.freeze({
       'lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit, no `..`, not an ' +
       'IPv4 address).',
   }),
+  WEBHOOK_RETRY_SECONDS: variable<readonly number[]>({
+    documentedDefault: '`5,300,1800,7200,18000,36000`',
+    fallback: () => DEFAULT_WEBHOOK_RETRY_SECONDS,
+    parse: parseRetrySchedule,
+    meaning:
+      'The delay, in seconds, before each retry of a webhook delivery that failed (no `2xx`), in order: 1 to 20 delays ' +
+      "of 1–86400 s, comma-separated. A receiver's `Retry-After` replaces the next delay, up to the longest one. Once " +
+      'every delay was tried the endpoint is disabled (an audit record says so). The default retries for about 17 hours.',
+  }),
+  WEBHOOK_ALLOW_PRIVATE: onOff({
+    fallback: 'off',
+    meaning:
+      '`on` lets webhook endpoints be `http` and private, loopback or link-local addresses (tests, a private network). ' +
+      '`off`: only `https` to public addresses, checked at registration and again on the address each delivery connects to.',
+  }),
 } satisfies Readonly<Record<string, ConfigVariable<unknown>>>);
+
+const DEFAULT_WEBHOOK_RETRY_SECONDS: readonly number[] = Object.freeze([5, 300, 1800, 7200, 18000, 36000]);
+
+/** `5,300,1800`: 1 to 20 whole numbers of seconds, each 1–86400. */
+function parseRetrySchedule(text: string, name: string): readonly number[] {
+  const parts = text.split(',').map((part) => part.trim());
+  if (parts.length > 20) throw new ConfigError(name, `must list at most 20 delays, got ${parts.length}`);
+  return Object.freeze(
+    parts.map((part) => {
+      if (!/^\d{1,5}$/.test(part) || Number(part) < 1 || Number(part) > 86400) {
+        throw new ConfigError(name, `must be comma-separated whole numbers of seconds from 1 to 86400, got "${part}"`);
+      }
+      return Number(part);
+    }),
+  );
+}
 
 export type ConfigVariableName = keyof typeof CONFIG_TABLE;
 
@@ -557,6 +590,7 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     metricsToken: values.METRICS_TOKEN,
     applicationInsightsConnectionString: values.APPLICATIONINSIGHTS_CONNECTION_STRING,
     s3: values.S3_API ? { bucket: values.S3_BUCKET } : undefined,
+    webhooks: { retrySeconds: values.WEBHOOK_RETRY_SECONDS, allowPrivate: values.WEBHOOK_ALLOW_PRIVATE },
   };
 }
 

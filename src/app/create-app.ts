@@ -31,7 +31,26 @@ import { EventBus } from '../application/events.js';
 import { FileAccess } from '../application/file-access.js';
 import { Metering } from '../application/metering.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
-import type { BlobStore, ClientRegistry, Clock, CountedVersionsFactory, QuotaLedger, RateLimitStores, SecretHasher, Signer } from '../domain/ports.js';
+import type {
+  BlobStore,
+  ChangeLog,
+  ClientRegistry,
+  Clock,
+  CountedVersionsFactory,
+  QuotaLedger,
+  RateLimitStores,
+  SecretHasher,
+  Signer,
+  WebhookRegistry,
+  WebhookSender,
+  WebhookTargets,
+} from '../domain/ports.js';
+import { MemoryChangeLog } from '../adapters/changes/memory-change-log.js';
+import { MemoryWebhookRegistry } from '../adapters/webhooks/memory-webhook-registry.js';
+import { NodeWebhookSender } from '../adapters/webhooks/node-webhook-sender.js';
+import { WebhookTargetPolicy } from '../adapters/webhooks/webhook-targets.js';
+import { WebhookDelivery } from '../application/webhook-delivery.js';
+import { Webhooks } from '../application/webhooks.js';
 import { ROWS_PER_SLICE } from '../domain/slices.js';
 import type { GatewayConfig } from './config.js';
 import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
@@ -68,6 +87,14 @@ export interface AppAdapters {
    * gateway signs and serves its own links when absent (the local folder store).
    */
   readonly storageLinks?: (link: DirectLinkRequest) => Promise<string>;
+  /** The fleet's change log, which webhooks deliver from; this process's memory when absent (tests). */
+  readonly changeLog?: ChangeLog;
+  /** Where webhook endpoints and their delivery state live (Azure Table, a file beside CLIENTS_FILE); this process's memory when absent. */
+  readonly webhookRegistry?: WebhookRegistry;
+  /** How webhooks are sent; node:http(s) with the address guard (WEBHOOK_ALLOW_PRIVATE) when absent. */
+  readonly webhookSender?: WebhookSender;
+  /** Which webhook URLs may be registered; https to public addresses (unless WEBHOOK_ALLOW_PRIVATE=on) when absent. */
+  readonly webhookTargets?: WebhookTargets;
 }
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -77,6 +104,11 @@ export interface Gateway {
   readonly app: Express;
   /** Resolves once every download answered so far has settled (its refund done, its audit record written). */
   readonly settled: () => Promise<void>;
+  /**
+   * Delivers the change log to the webhook endpoints: `tick()` is one round. The instance that holds
+   * the scanner's lease calls it after each scan (its leader duties), so one instance delivers.
+   */
+  readonly webhookDelivery: WebhookDelivery;
 }
 
 /**
@@ -151,6 +183,26 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     events,
   });
   const downloads = new Downloads({ files, metering, events, clock });
+  const changeLog = adapters.changeLog ?? new MemoryChangeLog();
+  const webhookRegistry = adapters.webhookRegistry ?? new MemoryWebhookRegistry();
+  const allowPrivate = config.webhooks.allowPrivate;
+  const webhooks = new Webhooks({
+    registry: webhookRegistry,
+    log: changeLog,
+    targets: adapters.webhookTargets ?? new WebhookTargetPolicy({ allowPrivate }),
+    signer,
+    clock,
+  });
+  const webhookDelivery = new WebhookDelivery({
+    registry: webhookRegistry,
+    log: changeLog,
+    sender: adapters.webhookSender ?? new NodeWebhookSender({ allowPrivate, clock }),
+    signer,
+    clock,
+    retrySeconds: config.webhooks.retrySeconds,
+    events,
+    onError: (error, endpoint) => logger.warn({ err: error, clientId: endpoint?.clientId, webhookId: endpoint?.id }, 'webhook delivery failed to read or record its state'),
+  });
   const idleTimeoutMs = config.downloadIdleTimeoutSeconds * 1000;
 
   const app = createHttpApp({
@@ -185,8 +237,9 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     s3: s3Door(config, { files, downloads, metering, auth, clock, idleTimeoutMs, signer }),
     listCursors: new ListCursors(signer),
     keptAnswers: memory,
+    webhooks,
   });
-  return { app, settled: () => downloads.settled() };
+  return { app, settled: () => downloads.settled(), webhookDelivery };
 }
 
 /** The S3-compatible API (S3_API=on): a door of its own over the same use cases. */

@@ -19,6 +19,7 @@ import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { FileQuotaJournal } from '../adapters/quota/file-quota-journal.js';
 import type { GatewayConfig } from './config.js';
 import { createGateway, systemClock } from './create-app.js';
+import { webhookRegistryFor } from './webhook-registry.js';
 import { printDemoInstructions } from './demo-instructions.js';
 import { drainOnSignals } from './graceful-shutdown.js';
 import { logReadinessProblems, Readiness } from './readiness.js';
@@ -113,6 +114,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
   const { app, settled } = await createGateway(config, {
     store,
     registry,
+    webhookRegistry: webhookRegistryFor(config),
     logger,
     audit,
     readiness,

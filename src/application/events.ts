@@ -1,4 +1,5 @@
 import type { QuotaAlertPercent, QuotaStanding } from '../domain/monthly-quota.js';
+import type { WebhookDisabledReason } from '../domain/webhooks.js';
 
 /**
  * What the core reports once it is final. The audit trail, the metrics and (later) notifications
@@ -68,7 +69,18 @@ export interface TokenRequested {
   readonly durationMs: number;
 }
 
-export type GatewayEvent = DownloadSettled | QuotaThresholdReached | TokenRequested;
+/** A webhook endpoint stopped receiving events: it answered 410, or every retry of the schedule failed. */
+export interface WebhookDisabled {
+  readonly type: 'webhook.disabled';
+  readonly clientId: string;
+  readonly endpointId: string;
+  readonly reason: WebhookDisabledReason;
+  /** What happened, for the operator (never a secret; the URL is left out, as it may carry a receiver's token). */
+  readonly detail: string;
+  readonly attempts: number;
+}
+
+export type GatewayEvent = DownloadSettled | QuotaThresholdReached | TokenRequested | WebhookDisabled;
 
 /** Where the core reports events. Subscribers must not throw; they are called in order, synchronously. */
 export interface EventSink {

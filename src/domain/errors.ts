@@ -18,7 +18,10 @@ export type DomainErrorCode =
   | 'quota_exceeded'
   | 'cursor_expired'
   | 'rate_limited'
-  | 'limits_unavailable';
+  | 'limits_unavailable'
+  | 'webhook_url_refused'
+  | 'webhook_not_found'
+  | 'webhook_limit_reached';
 
 /** The one base class of the domain's errors: a `code`, a message safe to show, the original `cause`. */
 export class GatewayError extends Error {
@@ -171,5 +174,26 @@ export class LimitsUnavailable extends GatewayError {
   constructor(message: string, details: { readonly retryAfterSeconds: number; readonly cause?: unknown }) {
     super('limits_unavailable', message, { cause: details.cause });
     this.retryAfterSeconds = details.retryAfterSeconds;
+  }
+}
+
+/** A webhook URL the gateway will not call: not `https`, not a public address, malformed or too long. */
+export class WebhookUrlRefused extends GatewayError {
+  constructor(message: string) {
+    super('webhook_url_refused', message);
+  }
+}
+
+/** No webhook endpoint with this id among the caller's own (another client's is not found either). */
+export class WebhookNotFound extends GatewayError {
+  constructor(message: string) {
+    super('webhook_not_found', message);
+  }
+}
+
+/** The client already has as many webhook endpoints as it may (`MAX_WEBHOOKS_PER_CLIENT`). */
+export class WebhookLimitReached extends GatewayError {
+  constructor(message: string) {
+    super('webhook_limit_reached', message);
   }
 }

@@ -1,5 +1,6 @@
 import type { FileChange, LoggedChange } from './changes.js';
 import type { BudgetStanding } from './errors.js';
+import type { DeliveryOutcome, NewWebhookEndpoint, WebhookDeliveryState, WebhookEndpoint } from './webhooks.js';
 
 /**
  * The ports the domain owns. Adapters in `src/adapters` implement them; nothing here knows about
@@ -250,6 +251,14 @@ export interface Signer {
    * the derivation never changes with the signer's other keys.
    */
   s3SecretAccessKey(accessKeyId: string): string;
+  /**
+   * The signing secret of a webhook endpoint, as Standard Webhooks shows it: `whsec_` and the
+   * base64 of 32 bytes derived (HKDF, purpose `webhook-secret`) from TOKEN_SIGNING_KEY and the
+   * endpoint id. Never stored: the same on every instance, shown to its owner once.
+   */
+  webhookSecret(endpointId: string): string;
+  /** The base64 HMAC-SHA-256 of `content` under the endpoint's secret (Standard Webhooks' `v1`). */
+  webhookSignature(endpointId: string, content: string): string;
 }
 
 /**
@@ -437,4 +446,59 @@ export interface ChecksumStore {
   record(version: FileVersion, sha256: string): Promise<void>;
   /** The known SHA-256 of each of `versions` that has one, keyed by path (only for that exact etag). */
   lookup(versions: readonly FileVersion[]): Promise<ReadonlyMap<string, string>>;
+}
+
+/** What changes of an endpoint as its deliveries go: where it stands, and whether it was disabled. */
+export interface WebhookEndpointUpdate {
+  readonly delivery: WebhookDeliveryState;
+  /** Disables the endpoint, saying why; absent: its `enabled` is left as it is. */
+  readonly disabled?: NonNullable<WebhookEndpoint['disabled']>;
+}
+
+/**
+ * The webhook endpoints of every client and where each stands in the change log (Azure Table
+ * Storage on Azure, a file beside CLIENTS_FILE on the local folder store), so that pending
+ * deliveries survive a restart. Keyed by client id and endpoint id; at most
+ * `MAX_WEBHOOKS_PER_CLIENT` per client. Secrets are never stored (the signer derives them).
+ */
+export interface WebhookRegistry {
+  /**
+   * Registers an endpoint under a new id and returns it, enabled, its delivery state at
+   * `startsAfter`. Throws `WebhookLimitReached` when the client already has the most it may.
+   */
+  add(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint>;
+  /** The client's endpoints, oldest first. */
+  list(clientId: string): Promise<readonly WebhookEndpoint[]>;
+  /** Every client's enabled endpoints (for delivery): at most `MAX_WEBHOOKS_PER_CLIENT` per client. */
+  enabled(): Promise<readonly WebhookEndpoint[]>;
+  /** Removes the client's endpoint `id`; `false` when the client has none by that id. */
+  remove(clientId: string, id: string): Promise<boolean>;
+  /**
+   * Records an endpoint's delivery state (and disables it when told to); `false`, and nothing
+   * written, when the endpoint was removed meanwhile (a removed endpoint never comes back).
+   */
+  update(clientId: string, id: string, update: WebhookEndpointUpdate): Promise<boolean>;
+}
+
+/** One signed delivery, ready to send. */
+export interface WebhookRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/**
+ * Sends webhook deliveries: one `POST`, no redirect followed, the whole exchange cut after 10 s,
+ * and only to the addresses the gateway may call (checked on the address it connects to, so a
+ * name that resolves elsewhere at delivery time is refused too). Never throws: every failure is
+ * an outcome.
+ */
+export interface WebhookSender {
+  send(request: WebhookRequest): Promise<DeliveryOutcome>;
+}
+
+/** Which webhook URLs the gateway may call (https to public addresses, unless WEBHOOK_ALLOW_PRIVATE=on). */
+export interface WebhookTargets {
+  /** What is wrong with `url` as an endpoint (after resolving its host), or `undefined` when nothing is. */
+  problem(url: string): Promise<string | undefined>;
 }

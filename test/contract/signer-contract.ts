@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import type { Clock, MacPurpose, Signer, TokenPurpose } from '../../src/domain/ports.js';
 
@@ -154,6 +155,27 @@ export function describeSignerContract(name: string, makeSigner: SignerFactory):
         const again = makeSigner(rootKey, new HandClock(new Date(0)));
         expect(again.s3SecretAccessKey('DFGKAAAAAAAAAAAAAAAA')).to.equal(signer.s3SecretAccessKey('DFGKAAAAAAAAAAAAAAAA'));
         expect(signer.s3SecretAccessKey('DFGKAAAAAAAAAAAAAAAB')).to.not.equal(signer.s3SecretAccessKey('DFGKAAAAAAAAAAAAAAAA'));
+      });
+    });
+
+    describe('webhookSecret and webhookSignature', function () {
+      const id = 'wh_aaaaaaaaaaaaaaaaaaaaaaaaaa';
+      const other = 'wh_aaaaaaaaaaaaaaaaaaaaaaaaab';
+
+      it('gives whsec_ and the base64 of at least 24 bytes, the same on every instance, different per endpoint and per TOKEN_SIGNING_KEY', function () {
+        const secret = signer.webhookSecret(id);
+        expect(secret).to.match(/^whsec_[A-Za-z0-9+/]+=*$/);
+        expect(Buffer.from(secret.slice('whsec_'.length), 'base64').length).to.be.at.least(24);
+        expect(makeSigner(rootKey, new HandClock(new Date(0))).webhookSecret(id)).to.equal(secret);
+        expect(signer.webhookSecret(other)).to.not.equal(secret);
+        expect(makeSigner(new TextEncoder().encode('another-key-of-at-least-thirty-two-bytes'), clock).webhookSecret(id)).to.not.equal(secret);
+      });
+
+      it('signs under the secret it shows: HMAC-SHA-256 of the content keyed by the decoded secret, base64', function () {
+        const key = Buffer.from(signer.webhookSecret(id).slice('whsec_'.length), 'base64');
+        const content = 'chg_000000000001.1772366400.{"type":"file.released"}';
+        expect(signer.webhookSignature(id, content)).to.equal(createHmac('sha256', key).update(content, 'utf8').digest('base64'));
+        expect(signer.webhookSignature(other, content)).to.not.equal(signer.webhookSignature(id, content));
       });
     });
   });

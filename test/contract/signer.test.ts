@@ -23,6 +23,14 @@ describe('JoseSigner', function () {
     });
   });
 
+  describe('the webhook secrets (kept by subscribers: never to change)', function () {
+    it('are HKDF-SHA-256 of TOKEN_SIGNING_KEY, the endpoint id as salt, info "data-file-gateway signer v1 webhook-secret", 32 bytes', function () {
+      const id = 'wh_aaaaaaaaaaaaaaaaaaaaaaaaaa';
+      const expected = Buffer.from(hkdfSync('sha256', rootKey, Buffer.from(id), 'data-file-gateway signer v1 webhook-secret', 32));
+      expect(signer().webhookSecret(id)).to.equal(`whsec_${expected.toString('base64')}`);
+    });
+  });
+
   describe('the keys of the purposes', function () {
     it('are HKDF-SHA-256 of TOKEN_SIGNING_KEY, empty salt, info "data-file-gateway signer v1 <purpose>", 32 bytes', function () {
       const expected = Buffer.from(hkdfSync('sha256', rootKey, new Uint8Array(0), 'data-file-gateway signer v1 access-token', 32));

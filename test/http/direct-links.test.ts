@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import type { AuditRecord } from '../../src/adapters/audit/audit-trail.js';
+import type { DownloadAuditRecord } from '../../src/adapters/audit/audit-trail.js';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { AzureBlobStore } from '../../src/adapters/storage/azure-blob-store.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
@@ -74,7 +74,7 @@ function targetOf(url: string): string {
 }
 
 /** Waits until the audit trail has `count` download records (they are written once the response is done). */
-async function auditedDownloads(audited: ReturnType<typeof capturedAudit>, count: number): Promise<AuditRecord[]> {
+async function auditedDownloads(audited: ReturnType<typeof capturedAudit>, count: number): Promise<DownloadAuditRecord[]> {
   for (let waited = 0; audited.downloads().length < count && waited < deadline(200); waited += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   return audited.downloads();
 }

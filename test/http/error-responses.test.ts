@@ -22,6 +22,9 @@ import {
   StorageUnavailable,
   SubscriptionInactive,
   type GatewayError,
+  WebhookLimitReached,
+  WebhookNotFound,
+  WebhookUrlRefused,
 } from '../../src/domain/errors.js';
 import { openApi } from '../support/contract.js';
 
@@ -48,6 +51,9 @@ const expected: Readonly<Record<ErrorCode, { status: number; error: string; shap
   request_timeout: { status: 408, error: 'Request timeout', shape: 'error', headers: { Connection: /^close$/ } },
   precondition_failed: { status: 412, error: 'Precondition failed', shape: 'error' },
   cursor_expired: { status: 410, error: 'Gone', shape: 'error' },
+  webhook_url_refused: { status: 400, error: 'Bad request', shape: 'error' },
+  webhook_not_found: { status: 404, error: 'Not found', shape: 'error' },
+  webhook_limit_reached: { status: 409, error: 'Conflict', shape: 'error' },
   range_not_satisfiable: { status: 416, error: 'Range not satisfiable', shape: 'error', headers: { 'Content-Range': /^bytes \*\/1234$/ } },
   rate_limited: { status: 429, error: 'Too many requests', shape: 'error', headers: { 'Retry-After': /^17$/ } },
   quota_exceeded: { status: 429, error: 'Too many requests', shape: 'error', headers: { 'Retry-After': /^3600$/ } },
@@ -84,6 +90,9 @@ function failureOf(code: ErrorCode): Error {
     storage_failed: () => new StorageUnavailable('Azure Storage failed on "a.csv": 403 AuthorizationFailure', { retryable: false }),
     invalid_client: () => new InvalidClient('Client authentication failed'),
     invalid_token: () => new InvalidToken('The token has expired'),
+    webhook_url_refused: () => new WebhookUrlRefused('The webhook URL must use https'),
+    webhook_not_found: () => new WebhookNotFound('No webhook wh_aaaaaaaaaaaaaaaaaaaaaaaaaa'),
+    webhook_limit_reached: () => new WebhookLimitReached('A client may have at most 10 webhooks'),
     unauthorized_client: () => new SubscriptionInactive('The subscription is not active: it ended at 2026-11-01T00:00:00.000Z'),
     quota_exceeded: () =>
       new QuotaExceeded('The monthly byte quota does not cover this request', {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { AuditRecord } from '../../src/adapters/audit/audit-trail.js';
+import type { DownloadAuditRecord } from '../../src/adapters/audit/audit-trail.js';
 import { builtPortalFiles, portalContentSecurityPolicy } from '../../src/adapters/http/portal.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { Clock } from '../../src/domain/ports.js';
@@ -61,7 +61,7 @@ function targetOf(url: string): string {
 }
 
 /** Waits until the audit trail has `count` download records (written once each response is done). */
-async function auditedDownloads(audited: ReturnType<typeof capturedAudit>, count: number): Promise<AuditRecord[]> {
+async function auditedDownloads(audited: ReturnType<typeof capturedAudit>, count: number): Promise<DownloadAuditRecord[]> {
   for (let waited = 0; audited.downloads().length < count && waited < deadline(200); waited += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   return audited.downloads();
 }

@@ -1,10 +1,11 @@
 import { Writable } from 'node:stream';
-import { createAuditTrail, type AuditRecord, type AuditTrail } from '../../src/adapters/audit/audit-trail.js';
+import { createAuditTrail, type AuditRecord, type AuditTrail, type DownloadAuditRecord } from '../../src/adapters/audit/audit-trail.js';
 
 export type CapturedAuditRecord = AuditRecord & { time: string; msg: string };
+export type CapturedDownloadRecord = DownloadAuditRecord & { time: string; msg: string };
 
 /** An audit trail whose records the test reads back, through the real JSON-lines writer. */
-export function capturedAudit(): { audit: AuditTrail; records: () => CapturedAuditRecord[]; downloads: () => CapturedAuditRecord[] } {
+export function capturedAudit(): { audit: AuditTrail; records: () => CapturedAuditRecord[]; downloads: () => CapturedDownloadRecord[] } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -16,6 +17,6 @@ export function capturedAudit(): { audit: AuditTrail; records: () => CapturedAud
   return {
     audit: createAuditTrail(sink),
     records,
-    downloads: () => records().filter((record) => record.event === 'download'),
+    downloads: () => records().filter((record): record is CapturedDownloadRecord => record.event === 'download'),
   };
 }

@@ -166,6 +166,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's webhook endpoints
+         * @description Every webhook endpoint of the caller (registered by it or by the operator), oldest first,
+         *     with where its deliveries stand and, for a disabled one, why. Never a secret.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers `url` to receive the caller's change events (`file.released`, `file.updated`,
+         *     `file.withdrawn`) as signed `POST`s after [Standard Webhooks](https://www.standardwebhooks.com/):
+         *     headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (Unix
+         *     seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under
+         *     the secret), body `{"type", "timestamp", "data": {symbol, fileName, size, etag, uploaded,
+         *     sha256?}}`. The endpoint gets the events that happen after it is registered, at least
+         *     once, in order; a `2xx` answer ends an event's delivery, `410` disables the endpoint,
+         *     anything else is retried on the operator's schedule (`Retry-After` is honoured) and the
+         *     endpoint is disabled once it is spent. `url` must be `https` to a public address. The
+         *     `secret` is in this answer only: it is never shown again. At most 10 endpoints per client
+         *     (`409 webhook_limit_reached`).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, as `POST /webhooks` or `GET /webhooks` gave it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Removes one of the caller's endpoints: it gets no event from then on (a delivery already
+         *     under way may still arrive). `404` for an id the caller does not own.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/info/{symbol}": {
         parameters: {
             query?: never;
@@ -722,12 +781,13 @@ export interface components {
          *
          *     | status | `error` | `code` |
          *     | --- | --- | --- |
-         *     | 400 | `Bad request` | `invalid_request` (the request does not match this contract), `invalid_path` (an unsafe storage path) |
+         *     | 400 | `Bad request` | `invalid_request` (the request does not match this contract), `invalid_path` (an unsafe storage path), `webhook_url_refused` (a webhook URL the gateway will not call) |
          *     | 401 | `Unauthorized` | `missing_token` (no bearer token), `invalid_token` (malformed, forged, expired or revoked) |
          *     | 403 | `Access denied` | `not_entitled` (not in the caller's index), `invalid_link` (a download link that is forged, altered or expired) |
-         *     | 404 | `Not found` | `file_not_found` (in the index, not in storage), `catalog_not_found` (the caller has no index), `route_not_found` |
+         *     | 404 | `Not found` | `file_not_found` (in the index, not in storage), `catalog_not_found` (the caller has no index), `route_not_found`, `webhook_not_found` |
          *     | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
          *     | 408 | `Request timeout` | `request_timeout` |
+         *     | 409 | `Conflict` | `webhook_limit_reached` (10 webhook endpoints already) |
          *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed) |
          *     | 412 | `Precondition failed` | `precondition_failed` |
          *     | 416 | `Range not satisfiable` | `range_not_satisfiable` |
@@ -739,16 +799,54 @@ export interface components {
          */
         Error: {
             /** @enum {string} */
-            error: "Bad request" | "Unauthorized" | "Access denied" | "Not found" | "Method not allowed" | "Request timeout" | "Gone" | "Precondition failed" | "Range not satisfiable" | "Too many requests" | "Request header fields too large" | "Internal error" | "Bad gateway" | "Service unavailable";
+            error: "Bad request" | "Unauthorized" | "Access denied" | "Not found" | "Method not allowed" | "Request timeout" | "Conflict" | "Gone" | "Precondition failed" | "Range not satisfiable" | "Too many requests" | "Request header fields too large" | "Internal error" | "Bad gateway" | "Service unavailable";
             /** @description Human-readable detail, safe to show to the caller. */
             message: string;
             /**
              * @description Stable, machine-readable reason (see the table above).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "quota_exceeded" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable" | "invalid_link" | "cursor_expired";
+            code: "invalid_request" | "invalid_path" | "missing_token" | "invalid_token" | "not_entitled" | "file_not_found" | "catalog_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "range_not_satisfiable" | "rate_limited" | "quota_exceeded" | "headers_too_large" | "index_malformed" | "internal_error" | "storage_failed" | "storage_unavailable" | "content_changed" | "limits_unavailable" | "invalid_link" | "cursor_expired" | "webhook_url_refused" | "webhook_not_found" | "webhook_limit_reached";
             /** @description Validation failures, on some `400` responses only. */
             details?: string[];
+        };
+        WebhookRegistration: {
+            /**
+             * @description Where to POST the events; `https` to a public address.
+             * @example https://hooks.example.com/dfg
+             */
+            url: string;
+        };
+        WebhookEndpoint: {
+            id: string;
+            url: string;
+            /** @description False once disabled (it answered `410`, or every retry failed); register it again to resume. */
+            enabled: boolean;
+            /** @enum {string} */
+            disabledReason?: "gone" | "retries_exhausted";
+            /** Format: date-time */
+            disabledAt?: string;
+            disabledDetail?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The position in the change log up to which events were delivered (or skipped, being from before registration). */
+            delivered: number;
+            /** @description Failed attempts at the next event. */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due after a failure.
+             */
+            nextAttemptAt?: string;
+        };
+        WebhookList: {
+            webhooks: components["schemas"]["WebhookEndpoint"][];
+        };
+        WebhookCreated: {
+            id: string;
+            url: string;
+            /** @description The signing secret (Standard Webhooks' `whsec_` and base64); shown this once. */
+            secret: string;
         };
         /** @description The caller's index. */
         Catalog: {
@@ -1126,6 +1224,58 @@ export interface components {
                  *       "details": [
                  *         "query/limit must be <= 10000"
                  *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The body does not match this contract (`invalid_request`), or the URL is one the gateway
+         *     will not call (`webhook_url_refused`: not `https`, not a public address, credentials or a
+         *     fragment in it, longer than 2048 characters, or a host that does not resolve).
+         */
+        WebhookBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Bad request",
+                 *       "message": "The webhook URL is refused: the URL must use https",
+                 *       "code": "webhook_url_refused"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The caller already has 10 webhook endpoints; remove one first. */
+        WebhookLimitReached: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Conflict",
+                 *       "message": "A client may have at most 10 webhook endpoints: remove one first",
+                 *       "code": "webhook_limit_reached"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The caller has no webhook endpoint with this id. */
+        WebhookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Not found",
+                 *       "message": "No webhook endpoint \"wh_aaaaaaaaaaaaaaaaaaaaaaaaaa\" among this client's",
+                 *       "code": "webhook_not_found"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -2005,6 +2155,84 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RequestLimitExceeded"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's endpoints. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RequestLimitExceeded"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRegistration"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, registered, and its signing secret (shown this once). */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["WebhookLimitReached"];
+            429: components["responses"]["RequestLimitExceeded"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, as `POST /webhooks` or `GET /webhooks` gave it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["RequestLimitExceeded"];
         };
     };
     getFileInfo: {

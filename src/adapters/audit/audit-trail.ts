@@ -2,7 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { DownloadSettled, GatewayEvent, TokenRequested } from '../../application/events.js';
+import type { DownloadSettled, GatewayEvent, TokenRequested, WebhookDisabled } from '../../application/events.js';
 
 export type { DownloadInterface, DownloadOutcome, TokenOutcome } from '../../application/events.js';
 
@@ -32,7 +32,10 @@ export interface QuotaAuditRecord {
   readonly used: number;
 }
 
-export type AuditRecord = DownloadAuditRecord | TokenAuditRecord | QuotaAuditRecord;
+/** A webhook endpoint disabled by delivery (the core's `webhook.disabled` event): it answered 410, or its retries were spent. */
+export type WebhookAuditRecord = { readonly event: 'webhook'; readonly action: 'disabled' } & Omit<WebhookDisabled, 'type'>;
+
+export type AuditRecord = DownloadAuditRecord | TokenAuditRecord | QuotaAuditRecord | WebhookAuditRecord;
 
 /** Where audit records go. */
 export interface AuditTrail {
@@ -84,6 +87,11 @@ export function auditEvents(audit: AuditTrail): (event: GatewayEvent) => void {
       case 'token.requested': {
         const { type: _type, ...fields } = event;
         audit.record({ event: 'token', ...fields });
+        return;
+      }
+      case 'webhook.disabled': {
+        const { type: _type, ...fields } = event;
+        audit.record({ event: 'webhook', action: 'disabled', ...fields });
         return;
       }
       case 'quota.threshold': {

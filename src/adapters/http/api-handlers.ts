@@ -2,6 +2,8 @@ import { posix } from 'node:path';
 import type { Request, Response } from 'express';
 import type { DownloadTarget, FileAccess } from '../../application/file-access.js';
 import type { Metering } from '../../application/metering.js';
+import type { Webhooks } from '../../application/webhooks.js';
+import type { WebhookEndpoint } from '../../domain/webhooks.js';
 import type { CatalogEntry, FileCatalog } from '../../domain/file-catalog.js';
 import type { BoundedMemory, Principal } from '../../domain/ports.js';
 import { termStatus } from '../../domain/subscription.js';
@@ -54,6 +56,8 @@ export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   readonly portal: PortalSettings | undefined;
   /** Where serialized answers worth keeping (the rows of a small `/catalog`) are kept: the catalogs' bounded memory. */
   readonly keptAnswers: BoundedMemory;
+  /** A subscriber's own webhook endpoints (`/webhooks`); the routes do not exist when `undefined`. */
+  readonly webhooks: Webhooks | undefined;
 }
 
 export type OperationHandler = (context: OperationContext) => Promise<void>;
@@ -314,6 +318,23 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     getPortalDownloadLink: (context) =>
       handleLinkRequest(deps, portalOf(deps).links, context.req, context.res, principalOf(context), context.params['symbol'] ?? ''),
 
+    async listWebhooks(context) {
+      const endpoints = await webhooksOf(deps).list(principalOf(context).clientId);
+      context.res.set('Cache-Control', 'no-store').status(200).json({ webhooks: endpoints.map(webhookJson) });
+    },
+
+    async createWebhook(context) {
+      const { url } = context.req.body as { url: string };
+      const { endpoint, secret } = await webhooksOf(deps).register(principalOf(context).clientId, url);
+      // The secret is in this answer only: no cache may keep it.
+      context.res.set('Cache-Control', 'no-store').status(201).json({ id: endpoint.id, url: endpoint.url, secret });
+    },
+
+    async deleteWebhook(context) {
+      await webhooksOf(deps).remove(principalOf(context).clientId, context.params['id'] ?? '');
+      context.res.status(204).end();
+    },
+
     async getAuthorizationServerMetadata(context) {
       sendMetadata(context, deps.publicBaseUrl, authorizationServerMetadata);
     },
@@ -327,6 +348,29 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
 function linksOf(deps: ApiHandlerDependencies): DirectLinks {
   if (deps.links === undefined) throw new Error('Direct links are off (DOWNLOAD_LINKS=off): the route should not exist');
   return deps.links;
+}
+
+function webhooksOf(deps: ApiHandlerDependencies): Webhooks {
+  if (deps.webhooks === undefined) throw new Error('Webhooks are off: the routes should not exist');
+  return deps.webhooks;
+}
+
+/** An endpoint as `GET /webhooks` shows it: never its secret. */
+function webhookJson(endpoint: WebhookEndpoint): Record<string, unknown> {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    enabled: endpoint.enabled,
+    ...(endpoint.disabled !== undefined && {
+      disabledReason: endpoint.disabled.reason,
+      disabledAt: endpoint.disabled.at.toISOString(),
+      disabledDetail: endpoint.disabled.detail,
+    }),
+    createdAt: endpoint.createdAt.toISOString(),
+    delivered: endpoint.delivery.delivered,
+    attempts: endpoint.delivery.attempts,
+    ...(endpoint.delivery.nextAttemptAt !== undefined && { nextAttemptAt: endpoint.delivery.nextAttemptAt.toISOString() }),
+  };
 }
 
 function portalOf(deps: ApiHandlerDependencies): PortalSettings {

@@ -127,6 +127,10 @@ const errorTable: Readonly<Record<ErrorCode, ErrorEntry>> = {
   request_timeout: { status: 408, shape: 'error', log: 'info', headers: () => ({ Connection: 'close' }) },
   precondition_failed: { status: 412, shape: 'error', log: 'debug' },
   cursor_expired: { status: 410, shape: 'error', log: 'debug' },
+  webhook_url_refused: { status: 400, shape: 'error', log: 'debug' },
+  webhook_not_found: { status: 404, shape: 'error', log: 'debug' },
+  // The client has as many endpoints as it may: removing one makes room.
+  webhook_limit_reached: { status: 409, shape: 'error', log: 'debug' },
   range_not_satisfiable: {
     status: 416,
     shape: 'error',

@@ -8,6 +8,7 @@ import { InvalidToken } from '../../domain/errors.js';
 import type { Downloads } from '../../application/downloads.js';
 import type { FileAccess } from '../../application/file-access.js';
 import type { Metering } from '../../application/metering.js';
+import type { Webhooks } from '../../application/webhooks.js';
 import type { BoundedMemory, ClientRegistry, Clock, Principal, VerifiedToken } from '../../domain/ports.js';
 import type { EventSink } from '../../application/events.js';
 import type { Registry } from 'prom-client';
@@ -83,6 +84,8 @@ export interface HttpAppDependencies {
   readonly listCursors: ListCursors;
   /** Where serialized answers worth keeping are kept (the catalogs' bounded memory, CATALOG_CACHE_MB). */
   readonly keptAnswers: BoundedMemory;
+  /** A subscriber's own webhook endpoints (`/webhooks`); the routes do not exist when `undefined`. */
+  readonly webhooks: Webhooks | undefined;
 }
 
 /**
@@ -135,6 +138,9 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
     createTokenIssueLimit(deps.tokenIssueLimit, requestedClientId, registeredClients(deps.registry)),
   );
 
+  // `POST /webhooks {"url"}`: a small JSON body, read before the contract validates it.
+  app.post('/webhooks', webhookBodyParser);
+
   if (deps.s3 !== undefined) app.use(deps.s3.door);
   app.use(createContractRouter(deps));
   app.use(renderErrors);
@@ -167,6 +173,7 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     listCursors: deps.listCursors,
     portal: deps.portal,
     keptAnswers: deps.keptAnswers,
+    webhooks: deps.webhooks,
   });
 
   const authenticate = async (req: Request): Promise<Principal> => {
@@ -222,7 +229,8 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
         // Links only with DOWNLOAD_LINKS=on, and signed ones only when the gateway serves them.
         (operationId === 'getDownloadLink' && deps.links === undefined) ||
         (operationId !== undefined && signedLinkOperations.has(operationId) && deps.signedLinks === undefined) ||
-        (operationId !== undefined && portalOperations.has(operationId) && deps.portal === undefined);
+        (operationId !== undefined && portalOperations.has(operationId) && deps.portal === undefined) ||
+        (operationId !== undefined && webhookOperations.has(operationId) && deps.webhooks === undefined);
       if (noRoute) throw new RequestRefused('route_not_found', `No route ${context.request.method.toUpperCase()} ${target.matchPath}`);
       if (operationId !== undefined) contextOf(res).operationId = operationId;
     },
@@ -297,6 +305,18 @@ const signedLinkOperations: ReadonlySet<string> = new Set(['downloadBySignedLink
 
 /** The routes under `/portal`, which PORTAL=off removes. */
 const portalOperations: ReadonlySet<string> = new Set(['getPortal', 'getPortalAsset', 'getPortalConfig', 'getPortalDownloadLink']);
+
+/** The routes of `/webhooks`, which exist only when the gateway delivers webhooks. */
+const webhookOperations: ReadonlySet<string> = new Set(['listWebhooks', 'createWebhook', 'deleteWebhook']);
+
+/** The body of `POST /webhooks`: JSON of at most 8 KiB (a URL is at most 2048 characters); what cannot be read is a 400. */
+const webhookJsonParser = express.json({ limit: '8kb' });
+const webhookBodyParser: RequestHandler = (req, res, next) => {
+  webhookJsonParser(req, res, (error?: unknown) => {
+    if (error === undefined) return next();
+    next(new RequestRefused('invalid_request', 'The request body could not be read as a JSON object of at most 8 KiB', { closeConnection: true, cause: error }));
+  });
+};
 
 /** `url` with the value of every query parameter but the API's own replaced by `[redacted]`. */
 export function redactQuery(url: string): string {

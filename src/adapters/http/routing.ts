@@ -76,7 +76,7 @@ export function createRouteMatcher(api: OpenApi): (method: string, rawPath: stri
 
 /** The methods an operation exists for at this path, for 405's `Allow`. */
 export function allowedMethods(match: (method: string, rawPath: string) => Operation | undefined, rawPath: string): string[] {
-  return ['GET', 'HEAD', 'POST'].filter((method) => match(method, rawPath) !== undefined);
+  return ['GET', 'HEAD', 'POST', 'DELETE'].filter((method) => match(method, rawPath) !== undefined);
 }
 
 function matchOperation(api: OpenApi, method: string, path: string): Operation | undefined {

@@ -35,6 +35,15 @@ export function purposeKey(rootKey: Uint8Array, purpose: TokenPurpose | MacPurpo
 }
 
 /**
+ * The secret of one webhook endpoint: HKDF-SHA-256 of TOKEN_SIGNING_KEY, the endpoint id as salt,
+ * `info` the label of purpose `webhook-secret`, 32 bytes. Subscribers keep it, so its derivation
+ * never changes; knowing one endpoint's secret tells nothing of another's or of the root key.
+ */
+export function webhookSecretBytes(rootKey: Uint8Array, endpointId: string): Uint8Array {
+  return new Uint8Array(hkdfSync('sha256', rootKey, Buffer.from(endpointId, 'utf8'), `${keyLabelPrefix}webhook-secret`, 32));
+}
+
+/**
  * The one `Signer`: jose for the compact JWTs, node:crypto for the MACs and the S3 secrets, a key
  * derived per purpose from TOKEN_SIGNING_KEY (shared by every instance of a fleet, so any instance
  * accepts what another signed).
@@ -122,6 +131,14 @@ export class JoseSigner implements Signer {
    */
   s3SecretAccessKey(accessKeyId: string): string {
     return createHmac('sha256', this.#rootKey).update(`dfg-s3-secret-access-key\0${accessKeyId}`, 'utf8').digest('base64url');
+  }
+
+  webhookSecret(endpointId: string): string {
+    return `whsec_${Buffer.from(webhookSecretBytes(this.#rootKey, endpointId)).toString('base64')}`;
+  }
+
+  webhookSignature(endpointId: string, content: string): string {
+    return createHmac('sha256', webhookSecretBytes(this.#rootKey, endpointId)).update(content, 'utf8').digest('base64');
   }
 
   #key(purpose: TokenPurpose | MacPurpose): Uint8Array {

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CountFilesData, CountFilesErrors, CountFilesResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetPortalAssetData, GetPortalAssetErrors, GetPortalAssetResponses, GetPortalConfigData, GetPortalConfigErrors, GetPortalConfigResponses, GetPortalData, GetPortalDownloadLinkData, GetPortalDownloadLinkErrors, GetPortalDownloadLinkResponses, GetPortalErrors, GetPortalResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses } from './types.gen.js';
+import type { CountFilesData, CountFilesErrors, CountFilesResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetPortalAssetData, GetPortalAssetErrors, GetPortalAssetResponses, GetPortalConfigData, GetPortalConfigErrors, GetPortalConfigResponses, GetPortalData, GetPortalDownloadLinkData, GetPortalDownloadLinkErrors, GetPortalDownloadLinkResponses, GetPortalErrors, GetPortalResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -131,6 +131,58 @@ export const countFiles = <ThrowOnError extends boolean = false>(options?: Optio
 export const getAccount = <ThrowOnError extends boolean = false>(options?: Options<GetAccountData, ThrowOnError>) => (options?.client ?? client).get<GetAccountResponses, GetAccountErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
     url: '/account',
+    ...options
+});
+
+/**
+ * The caller's webhook endpoints
+ *
+ * Every webhook endpoint of the caller (registered by it or by the operator), oldest first,
+ * with where its deliveries stand and, for a disabled one, why. Never a secret.
+ *
+ */
+export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Options<ListWebhooksData, ThrowOnError>) => (options?.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/webhooks',
+    ...options
+});
+
+/**
+ * Register a webhook endpoint
+ *
+ * Registers `url` to receive the caller's change events (`file.released`, `file.updated`,
+ * `file.withdrawn`) as signed `POST`s after [Standard Webhooks](https://www.standardwebhooks.com/):
+ * headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (Unix
+ * seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under
+ * the secret), body `{"type", "timestamp", "data": {symbol, fileName, size, etag, uploaded,
+ * sha256?}}`. The endpoint gets the events that happen after it is registered, at least
+ * once, in order; a `2xx` answer ends an event's delivery, `410` disables the endpoint,
+ * anything else is retried on the operator's schedule (`Retry-After` is honoured) and the
+ * endpoint is disabled once it is spent. `url` must be `https` to a public address. The
+ * `secret` is in this answer only: it is never shown again. At most 10 endpoints per client
+ * (`409 webhook_limit_reached`).
+ *
+ */
+export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>) => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/webhooks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Remove a webhook endpoint
+ *
+ * Removes one of the caller's endpoints: it gets no event from then on (a delivery already
+ * under way may still arrive). `404` for an id the caller does not own.
+ *
+ */
+export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>) => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/webhooks/{id}',
     ...options
 });
 

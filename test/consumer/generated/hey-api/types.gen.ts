@@ -77,12 +77,13 @@ export type OAuthError = {
  *
  * | status | `error` | `code` |
  * | --- | --- | --- |
- * | 400 | `Bad request` | `invalid_request` (the request does not match this contract), `invalid_path` (an unsafe storage path) |
+ * | 400 | `Bad request` | `invalid_request` (the request does not match this contract), `invalid_path` (an unsafe storage path), `webhook_url_refused` (a webhook URL the gateway will not call) |
  * | 401 | `Unauthorized` | `missing_token` (no bearer token), `invalid_token` (malformed, forged, expired or revoked) |
  * | 403 | `Access denied` | `not_entitled` (not in the caller's index), `invalid_link` (a download link that is forged, altered or expired) |
- * | 404 | `Not found` | `file_not_found` (in the index, not in storage), `catalog_not_found` (the caller has no index), `route_not_found` |
+ * | 404 | `Not found` | `file_not_found` (in the index, not in storage), `catalog_not_found` (the caller has no index), `route_not_found`, `webhook_not_found` |
  * | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
  * | 408 | `Request timeout` | `request_timeout` |
+ * | 409 | `Conflict` | `webhook_limit_reached` (10 webhook endpoints already) |
  * | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed) |
  * | 412 | `Precondition failed` | `precondition_failed` |
  * | 416 | `Range not satisfiable` | `range_not_satisfiable` |
@@ -94,7 +95,7 @@ export type OAuthError = {
  *
  */
 export type Error = {
-    error: 'Bad request' | 'Unauthorized' | 'Access denied' | 'Not found' | 'Method not allowed' | 'Request timeout' | 'Gone' | 'Precondition failed' | 'Range not satisfiable' | 'Too many requests' | 'Request header fields too large' | 'Internal error' | 'Bad gateway' | 'Service unavailable';
+    error: 'Bad request' | 'Unauthorized' | 'Access denied' | 'Not found' | 'Method not allowed' | 'Request timeout' | 'Conflict' | 'Gone' | 'Precondition failed' | 'Range not satisfiable' | 'Too many requests' | 'Request header fields too large' | 'Internal error' | 'Bad gateway' | 'Service unavailable';
     /**
      * Human-readable detail, safe to show to the caller.
      */
@@ -102,11 +103,56 @@ export type Error = {
     /**
      * Stable, machine-readable reason (see the table above).
      */
-    code: 'invalid_request' | 'invalid_path' | 'missing_token' | 'invalid_token' | 'not_entitled' | 'file_not_found' | 'catalog_not_found' | 'route_not_found' | 'method_not_allowed' | 'request_timeout' | 'precondition_failed' | 'range_not_satisfiable' | 'rate_limited' | 'quota_exceeded' | 'headers_too_large' | 'index_malformed' | 'internal_error' | 'storage_failed' | 'storage_unavailable' | 'content_changed' | 'limits_unavailable' | 'invalid_link' | 'cursor_expired';
+    code: 'invalid_request' | 'invalid_path' | 'missing_token' | 'invalid_token' | 'not_entitled' | 'file_not_found' | 'catalog_not_found' | 'route_not_found' | 'method_not_allowed' | 'request_timeout' | 'precondition_failed' | 'range_not_satisfiable' | 'rate_limited' | 'quota_exceeded' | 'headers_too_large' | 'index_malformed' | 'internal_error' | 'storage_failed' | 'storage_unavailable' | 'content_changed' | 'limits_unavailable' | 'invalid_link' | 'cursor_expired' | 'webhook_url_refused' | 'webhook_not_found' | 'webhook_limit_reached';
     /**
      * Validation failures, on some `400` responses only.
      */
     details?: Array<string>;
+};
+
+export type WebhookRegistration = {
+    /**
+     * Where to POST the events; `https` to a public address.
+     */
+    url: string;
+};
+
+export type WebhookEndpoint = {
+    id: string;
+    url: string;
+    /**
+     * False once disabled (it answered `410`, or every retry failed); register it again to resume.
+     */
+    enabled: boolean;
+    disabledReason?: 'gone' | 'retries_exhausted';
+    disabledAt?: string;
+    disabledDetail?: string;
+    createdAt: string;
+    /**
+     * The position in the change log up to which events were delivered (or skipped, being from before registration).
+     */
+    delivered: number;
+    /**
+     * Failed attempts at the next event.
+     */
+    attempts: number;
+    /**
+     * When the next attempt is due after a failure.
+     */
+    nextAttemptAt?: string;
+};
+
+export type WebhookList = {
+    webhooks: Array<WebhookEndpoint>;
+};
+
+export type WebhookCreated = {
+    id: string;
+    url: string;
+    /**
+     * The signing secret (Standard Webhooks' `whsec_` and base64); shown this once.
+     */
+    secret: string;
 };
 
 /**
@@ -852,6 +898,133 @@ export type GetAccountResponses = {
 };
 
 export type GetAccountResponse = GetAccountResponses[keyof GetAccountResponses];
+
+export type ListWebhooksData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/webhooks';
+};
+
+export type ListWebhooksErrors = {
+    /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
+     * Missing, malformed, forged, expired or revoked bearer token.
+     */
+    401: Error;
+    /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
+};
+
+export type ListWebhooksError = ListWebhooksErrors[keyof ListWebhooksErrors];
+
+export type ListWebhooksResponses = {
+    /**
+     * The caller's endpoints.
+     */
+    200: WebhookList;
+};
+
+export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksResponses];
+
+export type CreateWebhookData = {
+    body: WebhookRegistration;
+    path?: never;
+    query?: never;
+    url: '/webhooks';
+};
+
+export type CreateWebhookErrors = {
+    /**
+     * The body does not match this contract (`invalid_request`), or the URL is one the gateway
+     * will not call (`webhook_url_refused`: not `https`, not a public address, credentials or a
+     * fragment in it, longer than 2048 characters, or a host that does not resolve).
+     *
+     */
+    400: Error;
+    /**
+     * Missing, malformed, forged, expired or revoked bearer token.
+     */
+    401: Error;
+    /**
+     * The caller already has 10 webhook endpoints; remove one first.
+     */
+    409: Error;
+    /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
+};
+
+export type CreateWebhookError = CreateWebhookErrors[keyof CreateWebhookErrors];
+
+export type CreateWebhookResponses = {
+    /**
+     * The endpoint, registered, and its signing secret (shown this once).
+     */
+    201: WebhookCreated;
+};
+
+export type CreateWebhookResponse = CreateWebhookResponses[keyof CreateWebhookResponses];
+
+export type DeleteWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The endpoint's id, as `POST /webhooks` or `GET /webhooks` gave it.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/webhooks/{id}';
+};
+
+export type DeleteWebhookErrors = {
+    /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
+     * Missing, malformed, forged, expired or revoked bearer token.
+     */
+    401: Error;
+    /**
+     * The caller has no webhook endpoint with this id.
+     */
+    404: Error;
+    /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
+};
+
+export type DeleteWebhookError = DeleteWebhookErrors[keyof DeleteWebhookErrors];
+
+export type DeleteWebhookResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type DeleteWebhookResponse = DeleteWebhookResponses[keyof DeleteWebhookResponses];
 
 export type GetFileInfoData = {
     body?: never;

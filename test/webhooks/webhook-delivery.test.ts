@@ -1,0 +1,265 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { Webhook } from 'standardwebhooks';
+import { auditEvents } from '../../src/adapters/audit/audit-trail.js';
+import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { JoseSigner } from '../../src/adapters/signing/jose-signer.js';
+import { FileWebhookRegistry } from '../../src/adapters/webhooks/file-webhook-registry.js';
+import { MemoryWebhookRegistry } from '../../src/adapters/webhooks/memory-webhook-registry.js';
+import { NodeWebhookSender } from '../../src/adapters/webhooks/node-webhook-sender.js';
+import { WebhookTargetPolicy } from '../../src/adapters/webhooks/webhook-targets.js';
+import { EventBus } from '../../src/application/events.js';
+import { WebhookDelivery } from '../../src/application/webhook-delivery.js';
+import { Webhooks } from '../../src/application/webhooks.js';
+import type { FileChange } from '../../src/domain/changes.js';
+import type { WebhookRegistry } from '../../src/domain/ports.js';
+import { capturedAudit } from '../support/audit-capture.js';
+import { HandClock } from '../contract/signer-contract.js';
+import { startReceiver, type Received, type TestReceiver } from './receiver.js';
+
+const rootKey = new TextEncoder().encode('webhook-delivery-test-key-of-32-bytes-at-least');
+const schedule = [5, 300];
+
+/** When the changes a test appends were found: the test's clock, set by `setUp`. */
+let foundAt: () => Date = () => new Date();
+
+const change = (clientId: string, symbol: string, overrides: Partial<FileChange> = {}): FileChange => ({
+  clientId,
+  type: 'file.released',
+  time: foundAt(),
+  file: { symbol, fileName: `data/${symbol}.csv`, size: 10, etag: '"0x1"', uploaded: new Date('2026-05-01T09:59:00.000Z'), sha256: 'a'.repeat(64) },
+  ...overrides,
+});
+
+/** Everything a test drives: the log, the registry, the use cases over a real sender, a hand clock, the audit. */
+function setUp(registry: WebhookRegistry = new MemoryWebhookRegistry()) {
+  // Real time to start from, so `standardwebhooks` accepts the timestamps of the first attempts.
+  const clock = new HandClock(new Date(Math.floor(Date.now() / 1000) * 1000));
+  foundAt = () => clock.now();
+  const log = new MemoryChangeLog();
+  const signer = new JoseSigner({ rootKey, clock });
+  const audited = capturedAudit();
+  const events = new EventBus();
+  events.subscribe(auditEvents(audited.audit));
+  const webhooks = new Webhooks({ registry, log, targets: new WebhookTargetPolicy({ allowPrivate: true }), signer, clock });
+  const delivery = (on: WebhookRegistry = registry): WebhookDelivery =>
+    new WebhookDelivery({ registry: on, log, sender: new NodeWebhookSender({ allowPrivate: true, clock }), signer, clock, retrySeconds: schedule, events });
+  return { clock, log, signer, audited, webhooks, delivery, registry };
+}
+
+/** Checks a delivery the way a subscriber would, with the `standardwebhooks` package: its signature, under the secret shown at registration. */
+function verifiedBy(secret: string, received: Received, options: { readonly checkTime: boolean }): unknown {
+  const headers = {
+    'webhook-id': String(received.headers['webhook-id']),
+    'webhook-timestamp': String(received.headers['webhook-timestamp']),
+    'webhook-signature': String(received.headers['webhook-signature']),
+  };
+  const hook = new Webhook(secret);
+  // verify() also refuses a timestamp 5 minutes off the real clock; retries on a moved clock are checked by the package's own signing.
+  if (options.checkTime) return hook.verify(received.body, headers);
+  expect(hook.sign(headers['webhook-id'], new Date(Number(headers['webhook-timestamp']) * 1000), received.body)).to.equal(headers['webhook-signature']);
+  return JSON.parse(received.body);
+}
+
+describe('webhook delivery (WebhookDelivery over a local receiver)', function () {
+  let receivers: TestReceiver[] = [];
+  const receiver = async (...answers: Parameters<typeof startReceiver>[0] & object): Promise<TestReceiver> => {
+    const started = await startReceiver([...answers]);
+    receivers.push(started);
+    return started;
+  };
+
+  afterEach(async function () {
+    await Promise.all(receivers.map((r) => r.close()));
+    receivers = [];
+  });
+
+  describe('when the receiver answers 2xx', function () {
+    it('POSTs each change of the client after registration, in order, signed as Standard Webhooks says, and never again', async function () {
+      const { clock, webhooks, log, delivery } = setUp();
+      await log.append([change('acme', 'BEFORE')]);
+      const hook = await receiver();
+      const { endpoint, secret } = await webhooks.register('acme', hook.url);
+      await log.append([change('acme', 'ONE'), change('acme', 'TWO', { type: 'file.updated' })]);
+      const deliverer = delivery();
+
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 2, delivered: 2, disabled: 0 });
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 0, delivered: 0, disabled: 0 });
+
+      expect(hook.received.map((r) => r.headers['webhook-id'])).to.deep.equal(['chg_000000000002', 'chg_000000000003']);
+      const bodies = hook.received.map((r) => verifiedBy(secret, r, { checkTime: true }));
+      expect(bodies[0]).to.deep.equal({
+        type: 'file.released',
+        timestamp: clock.now().toISOString(),
+        data: { symbol: 'ONE', fileName: 'data/ONE.csv', size: 10, etag: '"0x1"', uploaded: '2026-05-01T09:59:00.000Z', sha256: 'a'.repeat(64) },
+      });
+      expect(bodies[1]).to.include({ type: 'file.updated' });
+      expect(hook.received[0]?.headers['content-type']).to.equal('application/json');
+      expect((await webhooks.list('acme'))[0]?.delivery).to.deep.equal({ delivered: 3, attempts: 0 });
+      expect(endpoint.startsAfter).to.equal(1);
+    });
+
+    it('passes over the changes found before registration when the log\'s head was not known (an endpoint starting at 0)', async function () {
+      const { clock, log, delivery, registry, signer } = setUp();
+      await log.append([change('acme', 'OLD1'), change('acme', 'OLD2')]);
+      clock.advance(1_000);
+      const hook = await receiver();
+      const endpoint = await registry.add({ clientId: 'acme', url: hook.url, createdAt: clock.now(), startsAfter: 0 });
+      await log.append([change('acme', 'NEW')]);
+      expect(await delivery().tick()).to.deep.equal({ attempts: 1, delivered: 1, disabled: 0 });
+      expect(hook.received.map((r) => r.headers['webhook-id'])).to.deep.equal(['chg_000000000003']);
+      verifiedBy(signer.webhookSecret(endpoint.id), hook.received[0] as Received, { checkTime: true });
+      expect((await registry.list('acme'))[0]?.delivery.delivered).to.equal(3);
+    });
+
+    it('gives a client\'s endpoint only that client\'s changes (isolation)', async function () {
+      const { webhooks, log, delivery } = setUp();
+      const acme = await receiver();
+      const globex = await receiver();
+      await webhooks.register('acme', acme.url);
+      await webhooks.register('globex', globex.url);
+      await log.append([change('acme', 'A1'), change('globex', 'G1'), change('acme', 'A2')]);
+      await delivery().tick();
+      expect(acme.received.map((r) => (JSON.parse(r.body) as { data: { symbol: string } }).data.symbol)).to.deep.equal(['A1', 'A2']);
+      expect(globex.received.map((r) => (JSON.parse(r.body) as { data: { symbol: string } }).data.symbol)).to.deep.equal(['G1']);
+    });
+
+    it('sends nothing to an endpoint once it is removed', async function () {
+      const { webhooks, log, delivery } = setUp();
+      const hook = await receiver();
+      const { endpoint } = await webhooks.register('acme', hook.url);
+      await webhooks.remove('acme', endpoint.id);
+      await log.append([change('acme', 'ONE')]);
+      expect(await delivery().tick()).to.deep.equal({ attempts: 0, delivered: 0, disabled: 0 });
+      expect(hook.received).to.deep.equal([]);
+    });
+  });
+
+  describe('when the receiver answers 500, then 200', function () {
+    it('sends the same change again with the same webhook-id once the first delay has passed, and not the next one before it', async function () {
+      const { clock, webhooks, log, delivery } = setUp();
+      const hook = await receiver({ status: 500 });
+      const { secret } = await webhooks.register('acme', hook.url);
+      await log.append([change('acme', 'ONE'), change('acme', 'TWO')]);
+      const deliverer = delivery();
+
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 1, delivered: 0, disabled: 0 });
+      clock.advance(4_999);
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 0, delivered: 0, disabled: 0 });
+      clock.advance(1);
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 2, delivered: 2, disabled: 0 });
+
+      expect(hook.received.map((r) => r.headers['webhook-id'])).to.deep.equal(['chg_000000000001', 'chg_000000000001', 'chg_000000000002']);
+      for (const received of hook.received) verifiedBy(secret, received, { checkTime: true });
+      expect(hook.received[0]?.body).to.equal(hook.received[1]?.body);
+    });
+
+    it('keeps the pending delivery across a restart (a new registry and delivery over the same file)', async function () {
+      const dir = await mkdtemp(join(tmpdir(), 'dfg-webhook-restart-'));
+      try {
+        const path = join(dir, 'webhooks.json');
+        const { clock, webhooks, log, delivery } = setUp(new FileWebhookRegistry(path));
+        const hook = await receiver({ status: 503 });
+        await webhooks.register('acme', hook.url);
+        await log.append([change('acme', 'ONE')]);
+        await delivery().tick();
+
+        clock.advance(5_000);
+        const afterRestart = delivery(new FileWebhookRegistry(path));
+        expect(await afterRestart.tick()).to.deep.equal({ attempts: 1, delivered: 1, disabled: 0 });
+        expect(hook.received.map((r) => r.headers['webhook-id'])).to.deep.equal(['chg_000000000001', 'chg_000000000001']);
+        expect(await afterRestart.tick()).to.deep.equal({ attempts: 0, delivered: 0, disabled: 0 });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('when the receiver answers with Retry-After', function () {
+    it('waits the seconds it asks instead of the schedule\'s delay', async function () {
+      const { clock, webhooks, log, delivery } = setUp();
+      const hook = await receiver({ status: 429, headers: { 'Retry-After': '120' } });
+      await webhooks.register('acme', hook.url);
+      await log.append([change('acme', 'ONE')]);
+      const deliverer = delivery();
+      await deliverer.tick();
+      clock.advance(119_000);
+      expect((await deliverer.tick()).attempts).to.equal(0);
+      clock.advance(1_000);
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 1, delivered: 1, disabled: 0 });
+    });
+
+    it('takes an HTTP date, and waits no longer than the schedule\'s longest delay', async function () {
+      const { clock, webhooks, log, delivery } = setUp();
+      const far = new Date(clock.now().getTime() + 86_400_000).toUTCString();
+      const hook = await receiver({ status: 503, headers: { 'Retry-After': far } });
+      await webhooks.register('acme', hook.url);
+      await log.append([change('acme', 'ONE')]);
+      const deliverer = delivery();
+      await deliverer.tick();
+      clock.advance(299_000);
+      expect((await deliverer.tick()).attempts).to.equal(0);
+      clock.advance(1_000);
+      expect((await deliverer.tick()).delivered).to.equal(1);
+    });
+  });
+
+  describe('when the endpoint is gone or never answers well', function () {
+    it('disables an endpoint that answers 410 at once, audits it, and lists it disabled with the reason', async function () {
+      const { clock, webhooks, log, delivery, audited } = setUp();
+      const hook = await receiver({ status: 410 });
+      const { endpoint } = await webhooks.register('acme', hook.url);
+      await log.append([change('acme', 'ONE')]);
+      const deliverer = delivery();
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 1, delivered: 0, disabled: 1 });
+      clock.advance(86_400_000);
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 0, delivered: 0, disabled: 0 });
+
+      const [listed] = await webhooks.list('acme');
+      expect(listed).to.include({ enabled: false });
+      expect(listed?.disabled?.reason).to.equal('gone');
+      expect(audited.records().filter((record) => record.event === 'webhook')).to.have.length(1);
+      expect(audited.records().find((record) => record.event === 'webhook')).to.include({
+        action: 'disabled',
+        clientId: 'acme',
+        endpointId: endpoint.id,
+        reason: 'gone',
+        attempts: 1,
+      });
+    });
+
+    it('disables an endpoint once every delay of the schedule was tried (1 + 2 attempts), and audits it', async function () {
+      const { clock, webhooks, log, delivery, audited } = setUp();
+      const hook = await receiver({ status: 500 }, { status: 500 }, { status: 502 });
+      await webhooks.register('acme', hook.url);
+      await log.append([change('acme', 'ONE')]);
+      const deliverer = delivery();
+      await deliverer.tick();
+      clock.advance(5_000);
+      await deliverer.tick();
+      clock.advance(299_000);
+      expect((await deliverer.tick()).attempts).to.equal(0);
+      clock.advance(1_000);
+      expect(await deliverer.tick()).to.deep.equal({ attempts: 1, delivered: 0, disabled: 1 });
+      expect(hook.received).to.have.length(3);
+      const [listed] = await webhooks.list('acme');
+      expect(listed?.disabled?.reason).to.equal('retries_exhausted');
+      expect(listed?.disabled?.detail).to.match(/3 attempts .* answered 502/);
+      expect(audited.records().find((record) => record.event === 'webhook')).to.include({ reason: 'retries_exhausted', attempts: 3 });
+    });
+
+    it('counts a receiver that cannot be reached as a failed attempt', async function () {
+      const { webhooks, log, delivery } = setUp();
+      const hook = await receiver();
+      const { url } = hook;
+      await hook.close();
+      receivers = receivers.filter((r) => r !== hook);
+      await webhooks.register('acme', url);
+      await log.append([change('acme', 'ONE')]);
+      expect(await delivery().tick()).to.deep.equal({ attempts: 1, delivered: 0, disabled: 0 });
+      expect((await webhooks.list('acme'))[0]?.delivery.attempts).to.equal(1);
+    });
+  });
+});
