@@ -8,6 +8,9 @@ import { createHttpApp, type HttpAppDependencies } from '../adapters/http/http-a
 import { builtPortalFiles, portalLinkTtlMs, type PortalSettings } from '../adapters/http/portal.js';
 import { SignedLinks } from '../adapters/http/signed-links.js';
 import { ListCursors } from '../adapters/http/list-cursors.js';
+import { ChangeCursors } from '../adapters/http/change-cursors.js';
+import { MemoryChangeLog } from '../adapters/changes/memory-change-log.js';
+import { MemoryChecksumStore } from '../adapters/changes/memory-checksum-store.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryCountedVersions } from '../adapters/limits/memory-counted-versions.js';
 import { createDownloadLimit, createRequestLimit } from '../adapters/limits/window-limits.js';
@@ -27,11 +30,23 @@ import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../application/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
 import { Downloads, type DirectLinkRequest, type LinkMakers } from '../application/downloads.js';
+import { ChangeFeed, type Schedule } from '../application/change-feed.js';
 import { EventBus } from '../application/events.js';
 import { FileAccess } from '../application/file-access.js';
 import { Metering } from '../application/metering.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
-import type { BlobStore, ClientRegistry, Clock, CountedVersionsFactory, QuotaLedger, RateLimitStores, SecretHasher, Signer } from '../domain/ports.js';
+import type {
+  BlobStore,
+  ChangeLog,
+  ChecksumStore,
+  ClientRegistry,
+  Clock,
+  CountedVersionsFactory,
+  QuotaLedger,
+  RateLimitStores,
+  SecretHasher,
+  Signer,
+} from '../domain/ports.js';
 import { ROWS_PER_SLICE } from '../domain/slices.js';
 import type { GatewayConfig } from './config.js';
 import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
@@ -68,7 +83,25 @@ export interface AppAdapters {
    * gateway signs and serves its own links when absent (the local folder store).
    */
   readonly storageLinks?: (link: DirectLinkRequest) => Promise<string>;
+  /** The fleet's change log the feed reads; this process's memory when absent. */
+  readonly changeLog?: ChangeLog;
+  /** The SHA-256 of file versions; this process's memory when absent. */
+  readonly checksums?: ChecksumStore;
+  /** How often the feed's one watcher reads the log's head while requests wait; every second when absent. */
+  readonly changesPollMs?: number;
 }
+
+/** How often the long polls' one watcher reads the change log's head: events reach waiting clients within it. */
+const changesPollMs = 1000;
+/** Long polls one instance holds at once, and one client of them: more are answered at once, empty. */
+const changesWaitBounds = { maxWaiters: 10_000, maxWaitersPerClient: 16 };
+
+/** The system's timers for the feed's waits, unref'd: a pending wait never keeps the process alive. */
+const systemSchedule: Schedule = (ms, run) => {
+  const timer = setTimeout(run, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
 
 export const systemClock: Clock = { now: () => new Date() };
 
@@ -77,6 +110,8 @@ export interface Gateway {
   readonly app: Express;
   /** Resolves once every download answered so far has settled (its refund done, its audit record written). */
   readonly settled: () => Promise<void>;
+  /** Ends every long poll of the feed now, and makes later ones answer at once: the instance is draining. */
+  readonly releaseWaits: () => void;
 }
 
 /**
@@ -151,6 +186,14 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     events,
   });
   const downloads = new Downloads({ files, metering, events, clock });
+  const checksums = adapters.checksums ?? new MemoryChecksumStore();
+  const changes = new ChangeFeed({
+    log: adapters.changeLog ?? new MemoryChangeLog(),
+    checksums,
+    schedule: systemSchedule,
+    pollMs: adapters.changesPollMs ?? changesPollMs,
+    ...changesWaitBounds,
+  });
   const idleTimeoutMs = config.downloadIdleTimeoutSeconds * 1000;
 
   const app = createHttpApp({
@@ -184,8 +227,10 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     publicBaseUrl: config.publicBaseUrl,
     s3: s3Door(config, { files, downloads, metering, auth, clock, idleTimeoutMs, signer }),
     listCursors: new ListCursors(signer),
+    changes,
+    changeCursors: new ChangeCursors(signer),
   });
-  return { app, settled: () => downloads.settled() };
+  return { app, settled: () => downloads.settled(), releaseWaits: () => changes.close() };
 }
 
 /** The S3-compatible API (S3_API=on): a door of its own over the same use cases. */

@@ -1,6 +1,8 @@
 import { posix } from 'node:path';
 import type { Request, Response } from 'express';
+import type { ChangeFeed } from '../../application/change-feed.js';
 import type { DownloadTarget, FileAccess } from '../../application/file-access.js';
+import type { LoggedChange } from '../../domain/changes.js';
 import type { Metering } from '../../application/metering.js';
 import type { CatalogEntry, FileCatalog } from '../../domain/file-catalog.js';
 import type { Principal } from '../../domain/ports.js';
@@ -12,6 +14,7 @@ import { handleDownload, handleLinkRequest, type DirectLinks, type DownloadHandl
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from '../../http-wire/grammar/request-path.js';
 import { authorizationServerMetadata, protectedResourceMetadata, publicOrigin } from './oauth-discovery.js';
+import type { ChangeCursors } from './change-cursors.js';
 import type { ListCursors } from './list-cursors.js';
 import { portalConfiguration, portalContentSecurityPolicy, type PortalSettings } from './portal.js';
 import type { SignedLinks } from './signed-links.js';
@@ -48,6 +51,10 @@ export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   readonly metricsRegistry: Registry;
   /** Makes and checks the `cursor` of `GET /list`. */
   readonly listCursors: ListCursors;
+  /** The change feed (`GET /changes`), and the log position `/list` and `/catalog` report. */
+  readonly changes: ChangeFeed;
+  /** Makes and checks the cursors of the change feed. */
+  readonly changeCursors: ChangeCursors;
   /** The files of the `/docs` page by name; `undefined` for any other name. */
   readonly apiReferenceAsset: (name: string) => Promise<ApiReferenceAsset | undefined>;
   /** The subscriber portal (`/portal`); its routes do not exist when `undefined` (PORTAL=off). */
@@ -60,6 +67,9 @@ export type OperationHandler = (context: OperationContext) => Promise<void>;
 const jsonCacheControl = 'private, no-cache';
 /** The contract's default `limit` of `/list` (openapi.yaml). */
 const defaultListLimit = 1000;
+/** The contract's defaults of `/changes` (openapi.yaml). */
+const defaultChangesLimit = 500;
+const defaultChangesWaitSeconds = 0;
 
 function principalOf(context: OperationContext): Principal {
   if (context.principal === undefined) throw new Error(`Operation at ${context.req.path} needs an authenticated caller`);
@@ -166,6 +176,33 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         truncated: listing.truncated,
         ...(listing.next !== undefined && { nextCursor: deps.listCursors.encode(principal.clientId, listing.next, modifiedSince) }),
       }));
+    },
+
+    async getChanges(context) {
+      const principal = principalOf(context);
+      const { cursor, limit, wait } = context.req.query;
+      const after = typeof cursor === 'string' ? deps.changeCursors.decode(principal.clientId, cursor) : undefined;
+      // A client that goes away ends its wait at once, freeing its place among the waiting.
+      const gone = new AbortController();
+      const onClose = (): void => gone.abort();
+      context.res.once('close', onClose);
+      let page;
+      try {
+        page = await deps.changes.read(principal.clientId, {
+          ...(after !== undefined && { after }),
+          limit: typeof limit === 'string' ? Number(limit) : defaultChangesLimit,
+          waitMs: (typeof wait === 'string' ? Number(wait) : defaultChangesWaitSeconds) * 1000,
+          signal: gone.signal,
+        });
+      } finally {
+        context.res.off('close', onClose);
+      }
+      if (gone.signal.aborted) return;
+      context.res.set('Cache-Control', 'no-store').status(200).json({
+        events: page.events.map(changeEventJson),
+        nextCursor: deps.changeCursors.encode(principal.clientId, page.next),
+        hasMore: page.hasMore,
+      });
     },
 
     async getAccount(context) {
@@ -353,6 +390,24 @@ function releaseWindowOf(entry: CatalogEntry): { availableFrom?: string; availab
   return {
     ...(entry.availableFrom !== undefined && { availableFrom: entry.availableFrom.toISOString() }),
     ...(entry.availableUntil !== undefined && { availableUntil: entry.availableUntil.toISOString() }),
+  };
+}
+
+/** One event of `/changes` (openapi.yaml `ChangeEvent`). */
+function changeEventJson(change: LoggedChange): object {
+  const { file } = change;
+  return {
+    id: change.id,
+    type: change.type,
+    time: change.time.toISOString(),
+    file: {
+      symbol: file.symbol,
+      fileName: file.fileName,
+      size: file.size,
+      etag: file.etag,
+      uploaded: file.uploaded.toISOString(),
+      ...(file.sha256 !== undefined && { sha256: file.sha256 }),
+    },
   };
 }
 

@@ -25,6 +25,8 @@ import {
   type TokenFailureLimits,
   type TokenIssueLimit,
 } from './rate-limits.js';
+import type { ChangeFeed } from '../../application/change-feed.js';
+import type { ChangeCursors } from './change-cursors.js';
 import type { ListCursors } from './list-cursors.js';
 import type { PortalSettings } from './portal.js';
 import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
@@ -81,6 +83,9 @@ export interface HttpAppDependencies {
   readonly s3: { readonly door: RequestHandler; readonly issueCredentials: S3CredentialIssuer } | undefined;
   /** Makes and checks the `cursor` of `GET /list`. */
   readonly listCursors: ListCursors;
+  /** The change feed (`GET /changes`) and its cursors. */
+  readonly changes: ChangeFeed;
+  readonly changeCursors: ChangeCursors;
 }
 
 /**
@@ -163,6 +168,8 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     signedLinks: deps.signedLinks,
     linkHolder: (clientId) => deps.auth.linkHolder(clientId),
     listCursors: deps.listCursors,
+    changes: deps.changes,
+    changeCursors: deps.changeCursors,
     portal: deps.portal,
   });
 
@@ -288,7 +295,7 @@ function sameSecret(presented: string, expected: string): boolean {
 const routedTargets = new WeakMap<Response, RequestTarget>();
 
 /** Query parameters whose values are logged: the API's own that never carry credentials (not a link's `token`). */
-const loggedQueryParameters = new Set(['limit', 'modifiedSince', 'redirect']);
+const loggedQueryParameters = new Set(['limit', 'modifiedSince', 'redirect', 'wait']);
 
 const signedLinkOperations: ReadonlySet<string> = new Set(['downloadBySignedLink', 'headDownloadBySignedLink']);
 
