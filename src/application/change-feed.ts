@@ -77,6 +77,11 @@ export class ChangeFeed {
     return this.#waiters.size;
   }
 
+  /** The log's position now: a listing taken after it, then the feed followed from it, misses nothing. */
+  position(): Promise<number> {
+    return this.#options.log.head();
+  }
+
   async read(clientId: string, request: FeedRequest): Promise<FeedPage> {
     const log = this.#options.log;
     const from = request.after ?? (await log.horizon());

@@ -168,6 +168,31 @@ describe('GET /changes (the change feed)', function () {
     });
   });
 
+  describe('from the changesCursor of /list and /catalog', function () {
+    for (const path of ['/list', '/catalog']) {
+      it(`${path} carries the feed's position when it was taken: following it gives exactly the later events`, async function () {
+        await log.append([change('acme', 'before.csv')]);
+        const listing = await gateway.get('acme', path);
+        expect(listing.status).to.equal(200);
+        const { changesCursor } = jsonOf<{ changesCursor: string }>(listing);
+        await log.append([change('acme', 'after.csv'), change('other', 'theirs.csv')]);
+        const body = await feed('acme', `?cursor=${encodeURIComponent(changesCursor)}`);
+        expect(body.events.map((event) => event.file.fileName)).to.deep.equal(['after.csv']);
+        const refused = await gateway.get('other', `/changes?cursor=${encodeURIComponent(changesCursor)}`);
+        expect(refused.status, 'bound to the client it was made for').to.equal(400);
+      });
+
+      it(`${path} still answers 304 to its ETag after the feed moved on (the position is not part of the tag)`, async function () {
+        const first = await gateway.get('acme', path);
+        await log.append([change('acme', 'later.csv')]);
+        const again = await gateway.get('acme', path, { 'if-none-match': String(first.headers['etag']) });
+        expect(again.status).to.equal(304);
+        const fresh = await gateway.get('acme', path);
+        expect(jsonOf<{ changesCursor: string }>(fresh).changesCursor).to.not.equal(jsonOf<{ changesCursor: string }>(first).changesCursor);
+      });
+    }
+  });
+
   describe('with wait', function () {
     it('holds an empty answer and returns early, with the event, when one of the caller is appended', async function () {
       const start = await feed('acme');

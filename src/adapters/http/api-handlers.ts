@@ -9,7 +9,7 @@ import type { Principal } from '../../domain/ports.js';
 import { termStatus } from '../../domain/subscription.js';
 import type { Registry } from 'prom-client';
 import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
-import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf } from './cacheable-json.js';
+import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf, withUntaggedField } from './cacheable-json.js';
 import { handleDownload, handleLinkRequest, type DirectLinks, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from '../../http-wire/grammar/request-path.js';
@@ -138,10 +138,18 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
 
     async getCatalog(context) {
       const principal = principalOf(context);
+      // The feed's position before the catalog is read: a change the catalog missed comes after it.
+      const changesCursor = deps.changeCursors.encode(principal.clientId, await deps.changes.position());
       const catalog = await deps.files.catalog(principal);
-      // Serialized as it is sent, never kept: its tag follows from the index version and the client it names.
+      // Serialized as it is sent, never kept: its tag follows from the index version and the client it
+      // names (not from the feed's position: a 304 keeps an earlier changesCursor, still a safe one).
       const version = catalog.version !== '' ? catalog.version : `serial ${catalog.serial}`;
-      await sendStreamedJson(context.req, context.res, weakTagOf(`catalog v1\0${principal.clientId}\0${version}`), catalogJson(principal.clientId, catalog));
+      await sendStreamedJson(
+        context.req,
+        context.res,
+        weakTagOf(`catalog v1\0${principal.clientId}\0${version}`),
+        catalogJson(principal.clientId, catalog, changesCursor),
+      );
     },
 
     async listFiles(context) {
@@ -155,12 +163,14 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         }
         modifiedSince = continued.modifiedSince;
       }
+      // The feed's position before the listing is built: a change the listing missed comes after it.
+      const changesCursor = deps.changeCursors.encode(principal.clientId, await deps.changes.position());
       const listing = await deps.files.list(principal, {
         limit: typeof rawLimit === 'string' ? Number(rawLimit) : defaultListLimit,
         ...(modifiedSince !== undefined && { modifiedSince }),
         ...(continued !== undefined && { from: continued.position }),
       });
-      sendCacheableJson(context.req, context.res, cacheableJson({
+      const answer = cacheableJson({
         files: listing.files.map((file) => ({
           symbol: file.entry.symbol,
           description: file.entry.description,
@@ -175,7 +185,9 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         limit: listing.limit,
         truncated: listing.truncated,
         ...(listing.next !== undefined && { nextCursor: deps.listCursors.encode(principal.clientId, listing.next, modifiedSince) }),
-      }));
+      });
+      // The tag is the listing's alone: a 304 keeps an earlier changesCursor, still a safe one.
+      sendCacheableJson(context.req, context.res, withUntaggedField(answer, 'changesCursor', changesCursor));
     },
 
     async getChanges(context) {
@@ -363,7 +375,7 @@ function sendMetadata(context: OperationContext, publicBaseUrl: string | undefin
 }
 
 /** `/catalog`'s body in pieces of a few hundred rows, so a catalog of a million rows is never one string. */
-function* catalogJson(clientId: string, catalog: FileCatalog): Generator<string> {
+function* catalogJson(clientId: string, catalog: FileCatalog, changesCursor: string): Generator<string> {
   yield `{"clientId":${JSON.stringify(clientId)},"files":[`;
   const rowsPerPiece = 512;
   for (let start = 0; start < catalog.count; start += rowsPerPiece) {
@@ -382,7 +394,7 @@ function* catalogJson(clientId: string, catalog: FileCatalog): Generator<string>
     }
     yield (start === 0 ? '' : ',') + rows.join(',');
   }
-  yield `],"count":${catalog.count}}`;
+  yield `],"count":${catalog.count},"changesCursor":${JSON.stringify(changesCursor)}}`;
 }
 
 /** `availableFrom` and `availableUntil` of `/list` and `/info`, each only where the file's index row has that bound. */
