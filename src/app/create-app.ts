@@ -152,7 +152,16 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   });
   // The one signer: every token, link, session token and cursor, each purpose under its own key.
   const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
-  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory, yieldToLoop });
+  const checksums = adapters.checksums ?? new MemoryChecksumStore();
+  const files = new FileAccess({
+    entitlement: new Entitlement(catalogs),
+    store,
+    clock,
+    listCacheMs: config.listCacheSeconds * 1000,
+    memory,
+    yieldToLoop,
+    checksums,
+  });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,
     secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
@@ -186,7 +195,6 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     events,
   });
   const downloads = new Downloads({ files, metering, events, clock });
-  const checksums = adapters.checksums ?? new MemoryChecksumStore();
   const changes = new ChangeFeed({
     log: adapters.changeLog ?? new MemoryChangeLog(),
     checksums,

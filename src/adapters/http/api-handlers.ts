@@ -179,6 +179,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
           uploaded: file.uploaded.toISOString(),
           etag: file.etag,
           ...(file.md5 !== undefined && { md5: file.md5 }),
+          ...(file.sha256 !== undefined && { sha256: file.sha256 }),
           ...releaseWindowOf(file.entry),
         })),
         count: listing.count,
@@ -245,13 +246,14 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     },
 
     async getFileInfo(context) {
-      const { entry, properties } = await deps.files.info(principalOf(context), context.params['symbol'] ?? '');
+      const { entry, properties, sha256 } = await deps.files.info(principalOf(context), context.params['symbol'] ?? '');
       context.res.set({ ETag: properties.etag, 'Last-Modified': properties.lastModified.toUTCString() });
       sendJson(context.res, {
         symbol: entry.symbol,
         size: properties.size,
         uploaded: properties.lastModified.toISOString(),
         etag: properties.etag,
+        ...(sha256 !== undefined && { sha256 }),
         ...releaseWindowOf(entry),
         httpMetadata: definedOnly({
           contentType: properties.contentType,
