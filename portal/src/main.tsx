@@ -1,5 +1,5 @@
 import { render, type ComponentChildren } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { breadcrumbOf, catalogTotals, formatSize, formatTime, formatWindow, portalFilesOf, releaseWindowOf, tableRows, type PortalFile, type SortKey, type SortOrder } from './catalog.js';
 import { commandsFor, type S3Api } from './commands.js';
 import { FileTable } from './file-table.js';
@@ -24,7 +24,8 @@ function App() {
   // A pending sign-in while a session's token expired: the view stays, the dialog asks.
   const [reauthentication, setReauthentication] = useState<{ readonly resolve: (token: Token) => void } | undefined>(undefined);
 
-  useEffect(() => {
+  // A layout effect: the tab's title changes in the same update as the view's heading, never after it.
+  useLayoutEffect(() => {
     document.title = session === undefined ? 'Data File Gateway: sign in' : `${viewTitles[view]}: Data File Gateway`;
   }, [session, view]);
 
