@@ -64,11 +64,29 @@ export const catalogShape = objectWith({
   files: arrayOf(objectWith({ Symbol: string, FileName: string, Description: string })),
 });
 
+/** 64 lowercase hex digits (a SHA-256). */
+export const sha256: Shape = (value, at) => (typeof value === 'string' && /^[0-9a-f]{64}$/.test(value) ? undefined : `${named(at)} is not 64 lowercase hex digits`);
+
 export const fileListShape = objectWith({
-  files: arrayOf(objectWith({ symbol: string, description: string, fileName: string, size, uploaded: string, etag: string, md5: optional(string) })),
+  files: arrayOf(
+    objectWith({ symbol: string, description: string, fileName: string, size, uploaded: string, etag: string, md5: optional(string), sha256: optional(sha256) }),
+  ),
   count: size,
   truncated: boolean,
   nextCursor: optional(string),
+});
+
+export const changeFeedShape = objectWith({
+  events: arrayOf(
+    objectWith({
+      id: string,
+      type: string,
+      time: string,
+      file: objectWith({ symbol: string, fileName: string, size, etag: string, uploaded: string, sha256: optional(sha256) }),
+    }),
+  ),
+  nextCursor: string,
+  hasMore: boolean,
 });
 
 export const fileCountShape = objectWith({ count: size });

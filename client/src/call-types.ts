@@ -13,6 +13,8 @@ export type FileCount = components['schemas']['FileCount'];
 export type FileInfo = components['schemas']['FileInfo'];
 export type S3Credentials = components['schemas']['S3Credentials'];
 export type Account = components['schemas']['Account'];
+export type ChangeFeed = components['schemas']['ChangeFeed'];
+export type ChangeEvent = components['schemas']['ChangeEvent'];
 
 export interface CallOptions {
   readonly signal?: AbortSignal;
@@ -25,6 +27,28 @@ export interface ListOptions extends CallOptions {
   readonly modifiedSince?: Date | string | undefined;
   /** The `nextCursor` of the previous page: continue after it (its `modifiedSince` is kept). */
   readonly cursor?: string | undefined;
+}
+
+export interface ChangesOptions extends CallOptions {
+  /**
+   * Where to start: a `changesCursor` of `/list` or `/catalog`, or the `cursor` of an earlier
+   * stream. The oldest event the gateway keeps when absent.
+   */
+  readonly cursor?: string | undefined;
+  /**
+   * Seconds each request waits for an event (a long poll, at most 60 and 5 below the attempt
+   * timeout): the stream then follows the feed until the signal aborts or the loop breaks. Without
+   * it (or 0) the stream ends once it has caught up.
+   */
+  readonly wait?: number | undefined;
+  /** Events per request, 1-1000 (the gateway's default 500). */
+  readonly limit?: number | undefined;
+}
+
+/** The caller's events, oldest first, following `nextCursor`; `410 cursor_expired` ends it with an error (list again). */
+export interface ChangeStream extends AsyncIterable<ChangeEvent> {
+  /** Where a later stream continues without repeating what this one has yielded: the cursor after the last page fully read. */
+  readonly cursor: string | undefined;
 }
 
 export interface DownloadOptions extends CallOptions {

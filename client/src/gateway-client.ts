@@ -1,10 +1,13 @@
 import { Readable, Transform } from 'node:stream';
 import createOpenApiClient, { type Client } from 'openapi-fetch';
-import { accountShape, catalogShape, fileCountShape, fileInfoShape, fileListShape, tokenShape, type Shape } from './answer-shape.js';
+import { accountShape, catalogShape, changeFeedShape, fileCountShape, fileInfoShape, fileListShape, tokenShape, type Shape } from './answer-shape.js';
 import type {
   Account,
   CallOptions,
   Catalog,
+  ChangeEvent,
+  ChangesOptions,
+  ChangeStream,
   ContentRange,
   DownloadOptions,
   DownloadResult,
@@ -20,6 +23,7 @@ import type { paths } from './generated/api-types.js';
 import { createResilientFetch, type FetchFunction, type RetryEvent } from './resilient-fetch.js';
 import { defaultRetryOptions, type RetryOptions } from './retry-policy.js';
 import { syncCatalog, type SyncOptions, type SyncReport } from './sync/sync-catalog.js';
+import { watchChanges, type WatchOptions } from './sync/watch-changes.js';
 import { TokenCache } from './token-cache.js';
 
 export interface ClientOptions {
@@ -41,6 +45,10 @@ export interface ClientOptions {
 
 /** How many times `listAll` starts over when the index changes under it (`410 cursor_expired`). */
 const listAllAttempts = 3;
+/** The gateway's longest `wait` of `/changes`. */
+const maxChangesWaitSeconds = 60;
+/** Seconds a long poll leaves before the attempt timeout, so the gateway's empty answer arrives before it. */
+const changesWaitMarginSeconds = 5;
 
 export interface GatewayClient {
   catalog(options?: CallOptions): Promise<Catalog>;
@@ -53,6 +61,11 @@ export interface GatewayClient {
   count(options?: CallOptions): Promise<FileCount>;
   /** The caller's subscription term and monthly byte quota (bytes used this month, remaining, reset time). */
   account(options?: CallOptions): Promise<Account>;
+  /**
+   * The caller's change feed as an async iterator of events, following `nextCursor`: until caught
+   * up, or (with `wait`) for as long as the loop runs. Its `cursor` resumes it later.
+   */
+  changes(options?: ChangesOptions): ChangeStream;
   info(symbol: string, options?: CallOptions): Promise<FileInfo>;
   download(symbol: string, options?: DownloadOptions): Promise<DownloadResult>;
   /**
@@ -62,6 +75,8 @@ export interface GatewayClient {
   s3Credentials(options?: CallOptions): Promise<S3Credentials>;
   /** Mirrors the caller's catalog into `options.dir` (see `SyncOptions`). */
   sync(options: SyncOptions): Promise<SyncReport>;
+  /** Mirrors, then follows the change feed into `options.dir` until `options.signal` aborts (see `WatchOptions`). */
+  watch(options: WatchOptions): Promise<void>;
   /** Also tell `listener` before every retry wait (a sync uses it to slow down on 429); returns the unsubscribe. */
   onRetry(listener: (event: RetryEvent) => void): () => void;
   /** The underlying openapi-fetch client, with tokens, retries and deadlines, for routes not wrapped here. */
@@ -159,6 +174,31 @@ export function createClient(options: ClientOptions): GatewayClient {
     },
     count: (call = {}) => answerOf('count', fileCountShape, () => api.GET('/count', withSignal(call))),
     account: (call = {}) => answerOf('account', accountShape, () => api.GET('/account', withSignal(call))),
+    changes(call = {}) {
+      const waitSeconds = Math.max(0, Math.min(call.wait ?? 0, maxChangesWaitSeconds, Math.floor(retry.attemptTimeoutMs / 1000) - changesWaitMarginSeconds));
+      let cursor = call.cursor;
+      async function* follow(): AsyncGenerator<ChangeEvent> {
+        for (;;) {
+          const query = {
+            ...(cursor !== undefined && { cursor }),
+            ...(call.limit !== undefined && { limit: call.limit }),
+            ...(waitSeconds > 0 && { wait: Math.floor(waitSeconds) }),
+          };
+          const page = await answerOf('changes', changeFeedShape, () => api.GET('/changes', { ...withSignal(call), params: { query } }));
+          for (const event of page.events) yield event;
+          // Only once every event of the page was taken: a loop that breaks early sees them again (at least once).
+          cursor = page.nextCursor;
+          if (waitSeconds === 0 && !page.hasMore) return;
+          if (call.signal?.aborted === true) return;
+        }
+      }
+      return {
+        get cursor() {
+          return cursor;
+        },
+        [Symbol.asyncIterator]: () => follow(),
+      };
+    },
     info: (symbol, call = {}) => answerOf(`info ${symbol}`, fileInfoShape, () => api.GET('/info/{symbol}', { ...withSignal(call), params: { path: { symbol } } })),
     async download(symbol, call = {}) {
       const header = {
@@ -182,6 +222,7 @@ export function createClient(options: ClientOptions): GatewayClient {
       return data;
     },
     sync: (syncOptions) => syncCatalog(client, syncOptions),
+    watch: (watchOptions) => watchChanges(client, watchOptions),
   };
   return client;
 }

@@ -4,6 +4,10 @@ export type {
   Account,
   CallOptions,
   Catalog,
+  ChangeEvent,
+  ChangeFeed,
+  ChangesOptions,
+  ChangeStream,
   ContentRange,
   DownloadOptions,
   DownloadResult,
@@ -18,4 +22,5 @@ export { GatewayClientError, isClientError, type ClientErrorCode } from './error
 export { defaultRetryOptions, decideRetry, parseRetryAfter, type RetryOptions, type RetryDecision, type RetryReason } from './retry-policy.js';
 export type { RetryEvent } from './resilient-fetch.js';
 export type { FileOutcome, FileReport, SyncEvent, SyncOptions, SyncReport } from './sync/sync-catalog.js';
+export type { ChangeOutcome, ChangeReport, WatchOptions } from './sync/watch-changes.js';
 export type { components, paths } from './generated/api-types.js';

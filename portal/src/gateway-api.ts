@@ -1,5 +1,6 @@
 import type { ListAnswer, ListedItem, WindowFields } from './catalog.js';
 import type { S3Api } from './commands.js';
+import type { FeedAnswer } from './whats-new.js';
 
 /**
  * The portal's calls to its gateway (same origin). The token lives in this module's memory only:
@@ -142,7 +143,7 @@ export class GatewayApi {
     this.#token = undefined;
   }
 
-  async #authorized(path: string): Promise<Response> {
+  async #authorized(path: string, signal?: AbortSignal): Promise<Response> {
     for (;;) {
       // A token known to be past its lifetime is not sent: ask for a new one first.
       if (this.#token === undefined || this.#token.expiresAt <= Date.now()) this.#token = await this.#renew();
@@ -151,6 +152,7 @@ export class GatewayApi {
         headers: { Authorization: `Bearer ${sent}` },
         cache: 'no-store',
         credentials: 'omit',
+        ...(signal !== undefined && { signal }),
       });
       if (response.status !== 401) return response;
       // Only the token this call sent is forgotten: another call may already have renewed it.
@@ -165,8 +167,8 @@ export class GatewayApi {
     return this.#renewal;
   }
 
-  async #json<T>(path: string): Promise<T> {
-    const response = await this.#authorized(path);
+  async #json<T>(path: string, signal?: AbortSignal): Promise<T> {
+    const response = await this.#authorized(path, signal);
     if (!response.ok) throw await refusalOf(response);
     return (await response.json()) as T;
   }
@@ -199,6 +201,15 @@ export class GatewayApi {
       onPage(files.length, page.count);
     }
     return { files, last: page };
+  }
+
+  /**
+   * One page of the change feed after `cursor` (from the oldest event kept without one), held up to
+   * `waitSeconds` while there is nothing new.
+   */
+  changes(cursor: string | undefined, waitSeconds: number, signal: AbortSignal): Promise<FeedAnswer> {
+    const query = new URLSearchParams({ limit: '1000', ...(cursor !== undefined && { cursor }), ...(waitSeconds > 0 && { wait: String(waitSeconds) }) });
+    return this.#json(`/changes?${query.toString()}`, signal);
   }
 
   info(symbol: string): Promise<FileInfo> {

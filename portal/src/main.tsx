@@ -1,15 +1,16 @@
 import { render, type ComponentChildren } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { breadcrumbOf, catalogTotals, formatSize, formatTime, formatWindow, portalFilesOf, releaseWindowOf, tableRows, type PortalFile, type SortKey, type SortOrder } from './catalog.js';
 import { commandsFor, type S3Api } from './commands.js';
 import { FileTable } from './file-table.js';
 import { ApiRefused, GatewayApi, isCursorExpired, listingAttempts, portalConfig, signIn, SignInFailed, type FileInfo, type Token } from './gateway-api.js';
+import { changeLabel, newestFirst, type FeedEvent } from './whats-new.js';
 import './styles.css';
 
-type View = 'files' | 'account';
+type View = 'files' | 'changes' | 'account';
 
 /** Each view's title: the page's one `h1` and the browser tab's title say where the subscriber is. */
-const viewTitles: Readonly<Record<View, string>> = { files: 'Your files', account: 'Account' };
+const viewTitles: Readonly<Record<View, string>> = { files: 'Your files', changes: "What's new", account: 'Account' };
 
 interface Session {
   readonly clientId: string;
@@ -23,7 +24,8 @@ function App() {
   // A pending sign-in while a session's token expired: the view stays, the dialog asks.
   const [reauthentication, setReauthentication] = useState<{ readonly resolve: (token: Token) => void } | undefined>(undefined);
 
-  useEffect(() => {
+  // A layout effect: the tab's title changes in the same update as the view's heading, never after it.
+  useLayoutEffect(() => {
     document.title = session === undefined ? 'Data File Gateway: sign in' : `${viewTitles[view]}: Data File Gateway`;
   }, [session, view]);
 
@@ -50,6 +52,9 @@ function App() {
           <button type="button" aria-current={view === 'files' ? 'page' : undefined} onClick={() => setView('files')}>
             Files
           </button>
+          <button type="button" aria-current={view === 'changes' ? 'page' : undefined} onClick={() => setView('changes')}>
+            What's new
+          </button>
           <button type="button" aria-current={view === 'account' ? 'page' : undefined} onClick={() => setView('account')}>
             Account
           </button>
@@ -69,7 +74,13 @@ function App() {
         </button>
       </header>
       <main>
-        {view === 'files' ? <FilesView api={session.api} announce={setAnnouncement} /> : <AccountView api={session.api} />}
+        {view === 'files' ? (
+          <FilesView api={session.api} announce={setAnnouncement} />
+        ) : view === 'changes' ? (
+          <WhatsNewView api={session.api} announce={setAnnouncement} />
+        ) : (
+          <AccountView api={session.api} />
+        )}
       </main>
       <p class="visually-hidden" role="status" aria-live="polite">
         {announcement}
@@ -406,6 +417,92 @@ function DetailsDialog(props: {
         </div>
       </div>
     </Modal>
+  );
+}
+
+/** Seconds each request of the open view waits for an event. */
+const whatsNewWaitSeconds = 25;
+/** Seconds before asking again after the gateway could not answer. */
+const whatsNewRetrySeconds = 5;
+
+/** Resolves after `seconds`, or at once when `signal` aborts. */
+function pause(seconds: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, seconds * 1000);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+/**
+ * The caller's recent events, newest first: read from the oldest the feed keeps, then followed
+ * with long polls for as long as the view is open (leaving it stops them).
+ */
+function WhatsNewView(props: { readonly api: GatewayApi; readonly announce: (text: string) => void }) {
+  const { api, announce } = props;
+  const [events, setEvents] = useState<FeedEvent[] | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    const stop = new AbortController();
+    void (async () => {
+      let cursor: string | undefined;
+      let shown: FeedEvent[] = [];
+      let caughtUp = false;
+      while (!stop.signal.aborted) {
+        try {
+          const page = await api.changes(cursor, caughtUp ? whatsNewWaitSeconds : 0, stop.signal);
+          if (stop.signal.aborted) return;
+          shown = newestFirst(shown, page.events);
+          setEvents(shown);
+          setError(undefined);
+          if (caughtUp && page.events.length > 0) announce(`${page.events.length} new event${page.events.length === 1 ? '' : 's'}.`);
+          cursor = page.nextCursor;
+          caughtUp ||= !page.hasMore;
+        } catch (failure) {
+          if (stop.signal.aborted) return;
+          if (isCursorExpired(failure)) {
+            // Older than the feed keeps (the page was open for weeks): read it again from the start.
+            cursor = undefined;
+            shown = [];
+            caughtUp = false;
+            continue;
+          }
+          setError(`Recent changes could not be loaded: ${failure instanceof Error ? failure.message : String(failure)} Trying again…`);
+          await pause(whatsNewRetrySeconds, stop.signal);
+        }
+      }
+    })();
+    return () => stop.abort();
+  }, [api]);
+  return (
+    <section aria-labelledby="view-title" class="whats-new">
+      <p class="hint">Files released, updated and withdrawn in your catalog, newest first. This list updates while it is open.</p>
+      {error !== undefined && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {events === undefined ? (
+        <p role="status">Loading recent changes…</p>
+      ) : events.length === 0 ? (
+        <p role="status">Nothing has changed in your catalog recently.</p>
+      ) : (
+        <ol class="changes">
+          {events.map((event) => (
+            <li key={event.id} data-event={event.id} class={`change ${event.type.replace('file.', '')}`}>
+              <span class="change-type">{changeLabel(event.type)}</span> <strong class="change-symbol">{event.file.symbol}</strong>{' '}
+              <span class="mono change-path">{event.file.fileName}</span>
+              <span class="change-meta">
+                {formatTime(event.time)}
+                {event.type !== 'file.withdrawn' && ` · ${formatSize(event.file.size)}`}
+              </span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
   );
 }
 

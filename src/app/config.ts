@@ -389,7 +389,7 @@ export const CONFIG_TABLE = Object.freeze({
     fallback: 'info',
     meaning:
       '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. Logs are JSON lines (pino) on stdout; ' +
-      "`Authorization` headers, bodies and query values (but `limit`, `modifiedSince` and `redirect`; a link's " +
+      "`Authorization` headers, bodies and query values (but `limit`, `modifiedSince`, `redirect` and `wait`; a link's " +
       '`token` never) are never logged.',
   }),
   REDIS_URL: text({

@@ -8,6 +8,9 @@ import { createHttpApp, type HttpAppDependencies } from '../adapters/http/http-a
 import { builtPortalFiles, portalLinkTtlMs, type PortalSettings } from '../adapters/http/portal.js';
 import { SignedLinks } from '../adapters/http/signed-links.js';
 import { ListCursors } from '../adapters/http/list-cursors.js';
+import { ChangeCursors } from '../adapters/http/change-cursors.js';
+import { MemoryChangeLog } from '../adapters/changes/memory-change-log.js';
+import { MemoryChecksumStore } from '../adapters/changes/memory-checksum-store.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryCountedVersions } from '../adapters/limits/memory-counted-versions.js';
 import { createDownloadLimit, createRequestLimit } from '../adapters/limits/window-limits.js';
@@ -27,6 +30,7 @@ import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../application/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
 import { Downloads, type DirectLinkRequest, type LinkMakers } from '../application/downloads.js';
+import { ChangeFeed, type Schedule } from '../application/change-feed.js';
 import { EventBus } from '../application/events.js';
 import { FileAccess } from '../application/file-access.js';
 import { Metering } from '../application/metering.js';
@@ -34,6 +38,7 @@ import { MonthlyQuota } from '../domain/monthly-quota.js';
 import type {
   BlobStore,
   ChangeLog,
+  ChecksumStore,
   ClientRegistry,
   Clock,
   CountedVersionsFactory,
@@ -45,7 +50,6 @@ import type {
   WebhookSender,
   WebhookTargets,
 } from '../domain/ports.js';
-import { MemoryChangeLog } from '../adapters/changes/memory-change-log.js';
 import { MemoryWebhookRegistry } from '../adapters/webhooks/memory-webhook-registry.js';
 import { NodeWebhookSender } from '../adapters/webhooks/node-webhook-sender.js';
 import { WebhookTargetPolicy } from '../adapters/webhooks/webhook-targets.js';
@@ -95,7 +99,23 @@ export interface AppAdapters {
   readonly webhookSender?: WebhookSender;
   /** Which webhook URLs may be registered; https to public addresses (unless WEBHOOK_ALLOW_PRIVATE=on) when absent. */
   readonly webhookTargets?: WebhookTargets;
+  /** The SHA-256 of file versions; this process's memory when absent. */
+  readonly checksums?: ChecksumStore;
+  /** How often the feed's one watcher reads the log's head while requests wait; every second when absent. */
+  readonly changesPollMs?: number;
 }
+
+/** How often the long polls' one watcher reads the change log's head: events reach waiting clients within it. */
+const changesPollMs = 1000;
+/** Long polls one instance holds at once, and one client of them: more are answered at once, empty. */
+const changesWaitBounds = { maxWaiters: 10_000, maxWaitersPerClient: 16 };
+
+/** The system's timers for the feed's waits, unref'd: a pending wait never keeps the process alive. */
+const systemSchedule: Schedule = (ms, run) => {
+  const timer = setTimeout(run, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
 
 export const systemClock: Clock = { now: () => new Date() };
 
@@ -109,6 +129,8 @@ export interface Gateway {
    * the scanner's lease calls it after each scan (its leader duties), so one instance delivers.
    */
   readonly webhookDelivery: WebhookDelivery;
+  /** Ends every long poll of the feed now, and makes later ones answer at once: the instance is draining. */
+  readonly releaseWaits: () => void;
 }
 
 /**
@@ -149,7 +171,16 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   });
   // The one signer: every token, link, session token and cursor, each purpose under its own key.
   const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
-  const files = new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: config.listCacheSeconds * 1000, memory, yieldToLoop });
+  const checksums = adapters.checksums ?? new MemoryChecksumStore();
+  const files = new FileAccess({
+    entitlement: new Entitlement(catalogs),
+    store,
+    clock,
+    listCacheMs: config.listCacheSeconds * 1000,
+    memory,
+    yieldToLoop,
+    checksums,
+  });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,
     secrets: adapters.secrets ?? new ScryptSecretHasher({ concurrency: config.secretHashConcurrency }),
@@ -203,6 +234,13 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     events,
     onError: (error, endpoint) => logger.warn({ err: error, clientId: endpoint?.clientId, webhookId: endpoint?.id }, 'webhook delivery failed to read or record its state'),
   });
+  const changes = new ChangeFeed({
+    log: changeLog,
+    checksums,
+    schedule: systemSchedule,
+    pollMs: adapters.changesPollMs ?? changesPollMs,
+    ...changesWaitBounds,
+  });
   const idleTimeoutMs = config.downloadIdleTimeoutSeconds * 1000;
 
   const app = createHttpApp({
@@ -238,8 +276,10 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     listCursors: new ListCursors(signer),
     keptAnswers: memory,
     webhooks,
+    changes,
+    changeCursors: new ChangeCursors(signer),
   });
-  return { app, settled: () => downloads.settled(), webhookDelivery };
+  return { app, settled: () => downloads.settled(), webhookDelivery, releaseWaits: () => changes.close() };
 }
 
 /** The S3-compatible API (S3_API=on): a door of its own over the same use cases. */

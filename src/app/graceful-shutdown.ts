@@ -5,6 +5,8 @@ export interface GracefulShutdownOptions {
   readonly server: Server;
   /** Turned not ready at the first signal, so that the load balancer stops sending traffic. */
   readonly readiness: { markShuttingDown(): void };
+  /** Called at the first signal: long polls answer now rather than hold the drain for their whole wait. */
+  readonly onDrain?: () => void;
   /** How long requests in flight (long downloads included) may still finish. */
   readonly graceMs: number;
   readonly logger: Logger;
@@ -77,6 +79,7 @@ export function drainOnSignals(options: GracefulShutdownOptions): void {
     }
     draining = true;
     options.readiness.markShuttingDown();
+    options.onDrain?.();
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
     options.logger.info({ signal, graceSeconds: options.graceMs / 1000 }, 'shutting down: draining the requests in flight');
     const graceOver = setTimeout(() => {

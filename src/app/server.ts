@@ -111,7 +111,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     clock: systemClock,
     onProblem: logReadinessProblems(logger),
   });
-  const { app, settled } = await createGateway(config, {
+  const { app, settled, releaseWaits } = await createGateway(config, {
     store,
     registry,
     webhookRegistry: webhookRegistryFor(config),
@@ -166,6 +166,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     readiness,
     graceMs: config.shutdownGraceSeconds * 1000,
     logger,
+    onDrain: releaseWaits,
     cleanUp: async () => {
       // Downloads the drain cut give their unsent bytes back and write their audit records first.
       await settled();

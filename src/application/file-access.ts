@@ -2,7 +2,7 @@ import { decideDownload, type DownloadDecision, type DownloadRequest } from '../
 import type { Entitlement } from '../domain/entitlement.js';
 import { CursorExpired, FileNotFound } from '../domain/errors.js';
 import type { CatalogEntry, FileCatalog } from '../domain/file-catalog.js';
-import type { BlobContent, BlobProperties, BlobStore, BlobSummary, BoundedMemory, Clock, Principal } from '../domain/ports.js';
+import type { BlobContent, BlobProperties, BlobStore, BlobSummary, BoundedMemory, ChecksumStore, Clock, FileVersion, Principal } from '../domain/ports.js';
 import { ELEMENTS_PER_SLICE, ROWS_PER_SLICE, Slicer } from '../domain/slices.js';
 import { buildPathOrder, PATH_ORDER_STEPS_PER_SLICE, type PathOrderSource } from './path-order.js';
 
@@ -14,6 +14,8 @@ export interface ExistingFile {
   readonly etag: string;
   /** Base64 MD5 of the content, when storage has one. */
   readonly md5?: string;
+  /** SHA-256 of this version (64 lowercase hex digits), once the change scanner computed it; only in `list`'s answers. */
+  readonly sha256?: string;
 }
 
 /**
@@ -66,6 +68,8 @@ export interface PathListing {
 export interface FileDetails {
   readonly entry: CatalogEntry;
   readonly properties: BlobProperties;
+  /** SHA-256 of the version `properties` describe, once computed; only in `info`'s answers. */
+  readonly sha256?: string;
 }
 
 export type DownloadTarget = { readonly symbol: string } | { readonly path: string };
@@ -84,6 +88,8 @@ export interface FileAccessDependencies {
   readonly memory: BoundedMemory;
   /** Gives the event loop a turn between slices of a long computation (the path order of a listing). */
   readonly yieldToLoop: () => Promise<void>;
+  /** The SHA-256 of file versions the change scanner computed. */
+  readonly checksums: ChecksumStore;
 }
 
 /** A listing's path order, as kept in the bounded memory. */
@@ -131,7 +137,8 @@ export class FileAccess {
       page.truncated && page.lastRow !== -1
         ? { version: catalog.version, row: page.lastRow + 1, lastFileName: catalog.fileNameAt(page.lastRow) }
         : undefined;
-    return { files: page.files, count: page.files.length, limit: options.limit, truncated: page.truncated, ...(next !== undefined && { next }) };
+    const files = await this.#withChecksums(page.files);
+    return { files, count: files.length, limit: options.limit, truncated: page.truncated, ...(next !== undefined && { next }) };
   }
 
   /**
@@ -199,7 +206,26 @@ export class FileAccess {
   /** Throws `NotEntitled` or `FileNotFound`. */
   async info(principal: Principal, symbol: string): Promise<FileDetails> {
     const entry = await this.deps.entitlement.entryForSymbol(principal, symbol);
-    return { entry, properties: await this.propertiesOf(entry) };
+    const properties = await this.propertiesOf(entry);
+    const sha256 = await this.checksumOf({ path: entry.fileName, etag: properties.etag });
+    return { entry, properties, ...(sha256 !== undefined && { sha256 }) };
+  }
+
+  /** The SHA-256 of one version of a file, once computed (for a door that serves that version whole). */
+  async checksumOf(version: FileVersion): Promise<string | undefined> {
+    return (await this.deps.checksums.lookup([version])).get(version.path);
+  }
+
+  /** A page of files with the SHA-256 of each version that has one: one lookup for the whole page. */
+  async #withChecksums(files: readonly ExistingFile[]): Promise<readonly ExistingFile[]> {
+    if (files.length === 0) return files;
+    const known = await this.deps.checksums.lookup(files.map((file) => ({ path: file.entry.fileName, etag: file.etag })));
+    if (known.size === 0) return files;
+    // New objects: the files of the existence list are shared by every listing of the catalog.
+    return files.map((file) => {
+      const sha256 = known.get(file.entry.fileName);
+      return sha256 === undefined ? file : { ...file, sha256 };
+    });
   }
 
   /**

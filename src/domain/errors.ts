@@ -104,7 +104,11 @@ export class InvalidToken extends GatewayError {
   }
 }
 
-/** A `/list` cursor made from a version of the caller's index that has since changed: list again from the start. */
+/**
+ * A cursor that can no longer continue: a `/list` cursor made from a version of the caller's index
+ * that has since changed, or a `/changes` cursor older than the feed's retention (or from before a
+ * reset of its log). Either way: list again from the start.
+ */
 export class CursorExpired extends GatewayError {
   constructor(message: string) {
     super('cursor_expired', message);

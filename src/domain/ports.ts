@@ -204,8 +204,8 @@ export interface TokenStore {
  */
 export type TokenPurpose = 'access-token' | 'download-link' | 's3-session-token';
 
-/** What a MAC is for (opaque paging positions); each purpose has its own key, as tokens do. */
-export type MacPurpose = 'list-cursor' | 's3-continuation-token';
+/** What a MAC is for (opaque paging positions, the change feed's cursors); each purpose has its own key, as tokens do. */
+export type MacPurpose = 'list-cursor' | 's3-continuation-token' | 'changes-cursor';
 
 /** What a signed token says: who it is about, its purpose's own claims, and when it expires. */
 export interface TokenContent<C extends string = string> {

@@ -19,7 +19,7 @@ export class HandClock implements Clock {
 export type SignerFactory = (rootKey: Uint8Array, clock: Clock) => Signer;
 
 const tokenPurposes: readonly TokenPurpose[] = ['access-token', 'download-link', 's3-session-token'];
-const macPurposes: readonly MacPurpose[] = ['list-cursor', 's3-continuation-token'];
+const macPurposes: readonly MacPurpose[] = ['list-cursor', 's3-continuation-token', 'changes-cursor'];
 const rootKey = new TextEncoder().encode('signer-contract-key-of-at-least-32-bytes');
 const start = new Date('2026-03-01T12:00:00.000Z');
 

@@ -38,7 +38,7 @@ describe('JoseSigner', function () {
     });
 
     it('differ from each other and from TOKEN_SIGNING_KEY', function () {
-      const keys = (['access-token', 'download-link', 's3-session-token', 'list-cursor', 's3-continuation-token'] as const).map((purpose) =>
+      const keys = (['access-token', 'download-link', 's3-session-token', 'list-cursor', 's3-continuation-token', 'changes-cursor'] as const).map((purpose) =>
         Buffer.from(purposeKey(rootKey, purpose)).toString('hex'),
       );
       expect(new Set([...keys, Buffer.from(rootKey).toString('hex')]).size).to.equal(keys.length + 1);

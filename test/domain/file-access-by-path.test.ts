@@ -1,3 +1,4 @@
+import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { LruBoundedMemory } from '../../src/adapters/index/lru-bounded-memory.js';
@@ -44,7 +45,7 @@ function accessOver(
     counts.yields += 1;
     return new Promise((resolve) => setImmediate(resolve));
   };
-  return { files: new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: 60_000, memory, yieldToLoop }), counts };
+  return { files: new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: 60_000, memory, yieldToLoop, checksums: new MemoryChecksumStore() }), counts };
 }
 
 describe('FileAccess.listByPath', function () {

@@ -1,3 +1,4 @@
+import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { expect } from 'chai';
 import { LruBoundedMemory } from '../../src/adapters/index/lru-bounded-memory.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
@@ -36,6 +37,7 @@ describe('the list cache (LIST_CACHE_SECONDS) of which catalog files exist', fun
     const catalogs: CatalogProvider = { catalogAt: async () => catalog };
     const files = new FileAccess({
       entitlement: new Entitlement(catalogs),
+      checksums: new MemoryChecksumStore(),
       store,
       clock,
       listCacheMs: LIST_CACHE_MS,

@@ -1,3 +1,4 @@
+import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { expect } from 'chai';
 import { LruBoundedMemory } from '../../src/adapters/index/lru-bounded-memory.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
@@ -46,6 +47,7 @@ describe('FileAccess reading which of a big catalog’s files exist', function (
       const catalogs: CatalogProvider = { catalogAt: async () => catalog };
       const files = new FileAccess({
         entitlement: new Entitlement(catalogs),
+        checksums: new MemoryChecksumStore(),
         store,
         clock,
         listCacheMs: 60_000,

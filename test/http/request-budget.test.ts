@@ -69,6 +69,7 @@ describe('the per-client request budget (REQUEST_RATE_LIMIT per REQUEST_RATE_WIN
         ['GET', '/list'],
         ['GET', '/count'],
         ['GET', '/account'],
+        ['GET', '/changes'],
         ['GET', '/info/A'],
         ['GET', '/download/A'],
         ['HEAD', '/download/A'],

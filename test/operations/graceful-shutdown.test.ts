@@ -4,9 +4,15 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import type { AddressInfo } from 'node:net';
+import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
+import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { createHttpServer } from '../../src/adapters/http/http-server.js';
+import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
+import { createGateway } from '../../src/app/create-app.js';
 import { drainOnSignals } from '../../src/app/graceful-shutdown.js';
 import { runClientsCli } from '../../src/app/clients-command.js';
-import { quietLogger } from '../support/gateway.js';
+import { hashTestSecret, quietLogger, testConfig } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/server-process.js';
 
@@ -209,5 +215,45 @@ describe('drainOnSignals (src/app/graceful-shutdown.ts)', function () {
     expect(await exited).to.equal(0);
     expect(events).to.deep.equal(['not ready', 'cleaned up']);
     process.removeAllListeners('SIGUSR2');
+  });
+
+  it('answers the change feed\'s long polls at the signal (onDrain), so they do not hold the drain for their wait', async function () {
+    const registry = new InMemoryClientRegistry();
+    registry.add({ clientId: 'acme', secretHash: await hashTestSecret('acme-secret-acme-secret'), indexPath: 'indexes/acme.csv', enabled: true });
+    const config = testConfig();
+    const gateway = await createGateway(config, { store: new MemoryBlobStore(), registry, logger: quietLogger, changeLog: new MemoryChangeLog() });
+    const server = createHttpServer(gateway.app, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 100 });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const exited = new Promise<number>((resolve) => {
+      drainOnSignals({
+        server,
+        readiness: { markShuttingDown: () => undefined },
+        // Longer than the test's own timeout: only the release lets the poll answer and the drain end.
+        graceMs: 600_000,
+        logger: quietLogger,
+        onDrain: gateway.releaseWaits,
+        cleanUp: async () => undefined,
+        exit: (code) => resolve(code),
+        signals: ['SIGUSR2'],
+      });
+    });
+    try {
+      const token = (await (
+        await fetch(`${base}/oauth/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'acme', client_secret: 'acme-secret-acme-secret' }) })
+      ).json()) as { access_token: string };
+      const first = (await (await fetch(`${base}/changes`, { headers: { authorization: `Bearer ${token.access_token}` } })).json()) as { nextCursor: string };
+      const polling = fetch(`${base}/changes?wait=60&cursor=${encodeURIComponent(first.nextCursor)}`, { headers: { authorization: `Bearer ${token.access_token}` } });
+      // The poll is waiting once a request sent after it has been answered (one connection each, in order).
+      await fetch(`${base}/health`);
+      process.kill(process.pid, 'SIGUSR2');
+      const answer = await polling;
+      expect(answer.status).to.equal(200);
+      expect(await answer.json()).to.deep.include({ events: [], hasMore: false });
+      expect(await exited).to.equal(0);
+    } finally {
+      process.removeAllListeners('SIGUSR2');
+      server.closeAllConnections();
+    }
   });
 });

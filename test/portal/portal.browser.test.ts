@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { formatSize } from '../../portal/src/catalog.js';
+import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
+import type { FileChangeType } from '../../src/domain/changes.js';
 import type { Clock } from '../../src/domain/ports.js';
 import { findOrInstallChromium, launchChromium } from '../support/chromium.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
@@ -193,6 +195,8 @@ describe('the subscriber portal in a browser (Chromium)', function () {
   let browser: Browser | undefined;
   let gateway: TestGateway;
   let store: MemoryBlobStore;
+  /** The change feed's log, into which the "What's new" tests append what a scanner would. */
+  const changeLog = new MemoryChangeLog();
   const clock = new TestClock();
   const contexts: BrowserContext[] = [];
   /** When the test's indexes were written: their release windows are set from it. */
@@ -218,6 +222,9 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       store,
       clients: [acme, big, throttled, paged, restless, ten],
       clock,
+      changeLog,
+      // The long polls' watcher reads the log every 50 ms here (every second in production).
+      changesPollMs: 50,
       env: { TOKEN_FAILURE_LIMIT: '2', DOWNLOAD_RATE_LIMIT: '1000' },
     });
   });
@@ -679,6 +686,40 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       found.push(...(await audit('account')));
 
       expect(found).to.deep.equal([]);
+    });
+  });
+
+  describe("what's new", function () {
+    const logged = (clientId: string, type: FileChangeType, index: number, minute: number) => ({
+      clientId,
+      type,
+      time: new Date(Date.UTC(2026, 10, 20, 9, minute)),
+      file: { symbol: tenSymbol(index), fileName: tenPaths[index] ?? '', size: (index + 1) * 100, etag: `"v${minute}"`, uploaded: new Date(Date.UTC(2026, 10, 20, 9, minute)) },
+    });
+    const shownEvents = (page: Page): Promise<string[]> => page.locator('ol.changes li.change').evaluateAll((items) => items.map((item) => (item as unknown as PageNode).textContent ?? ''));
+
+    it('shows the client’s recent events newest first, none of another client’s, adds a new one on top while open, and passes axe-core', async function () {
+      await changeLog.append([logged('ten', 'file.released', 0, 1), logged('acme', 'file.released', 4, 2), logged('ten', 'file.updated', 1, 3)]);
+      const { page, errors } = await open({ bypassCSP: true });
+      await signIn(page, ten);
+      await page.getByRole('button', { name: "What's new" }).click();
+      await page.locator('ol.changes li.change').nth(1).waitFor();
+
+      expect(await page.locator('h1').innerText()).to.equal("What's new");
+      expect(await shownEvents(page)).to.deep.equal([
+        'Updated T02 curves/di1.csv2026-11-20 09:03 UTC · 200 B',
+        'Released T01 notes.csv2026-11-20 09:01 UTC · 100 B',
+      ]);
+
+      await changeLog.append([logged('ten', 'file.withdrawn', 2, 4)]);
+      await page.locator('ol.changes li.change').nth(2).waitFor();
+      expect((await shownEvents(page))[0]).to.equal('Withdrawn T03 curves/2024/jan.csv2026-11-20 09:04 UTC');
+
+      const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+      await page.addScriptTag({ content: axeSource });
+      const results = (await page.evaluate(() => (globalThis as unknown as PageGlobals).axe?.run())) as { violations: { id: string; impact: string | null }[] };
+      expect(results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')).to.deep.equal([]);
+      expect(errors).to.deep.equal([]);
     });
   });
 

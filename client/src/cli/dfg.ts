@@ -9,6 +9,7 @@ import { createClient, type GatewayClient } from '../gateway-client.js';
 import { transferFile } from '../sync/file-transfer.js';
 import { localPathFor, PART_STATE_SUFFIX, PART_SUFFIX } from '../sync/local-path.js';
 import type { SyncReport } from '../sync/sync-catalog.js';
+import type { ChangeReport } from '../sync/watch-changes.js';
 import { ExitCode, exitCodesHelp } from './exit-codes.js';
 import { loadCredentials } from './profile.js';
 import { createProgressReporter, type ProgressMode } from './progress-reporter.js';
@@ -176,7 +177,7 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
       const result = await transferFile(gateway, {
         symbol,
         destination: resolve(output),
-        expected: { etag: info.etag, size: info.size, ...(md5 !== undefined && { md5 }) },
+        expected: { etag: info.etag, size: info.size, ...(md5 !== undefined && { md5 }), ...(info.sha256 !== undefined && { sha256: info.sha256 }) },
         signal: io.signal,
         maxAttempts: 3,
       });
@@ -196,9 +197,15 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     .addOption(new Option('--max-delete <n>', 'refuse to delete anything when more files than this would go').argParser(integerIn(0, 1_000_000)).default(100))
     .addOption(new Option('--progress <mode>', 'bars (on a terminal), json (JSON lines on stdout; the default off a terminal) or none').choices(['bars', 'json', 'none']))
     .option('-q, --quiet', 'no progress output (failures still go to stderr)')
+    .option('--watch', 'after the mirror, follow the change feed: new and updated files are downloaded and verified, withdrawn ones deleted only with --delete; one line per event; Ctrl-C stops')
     .action(async (dir: string, options: SyncCommandOptions) => {
       const gateway = await client(profileOption());
       const mode: ProgressMode = options.quiet === true ? 'none' : (options.progress ?? (io.stderr.isTTY === true ? 'bars' : 'json'));
+      if (options.watch === true) {
+        if (options.dryRun === true) throw new InvalidArgumentError('--watch cannot be combined with --dry-run');
+        exitCode = await watchCommand(gateway, dir, options, mode, io);
+        return;
+      }
       const reporter = createProgressReporter(mode, io.stdout, io.stderr);
       let report: SyncReport;
       try {
@@ -252,6 +259,54 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
   }
 }
 
+/**
+ * `dfg sync --watch`: the mirror (its progress as `sync` shows it), then one line per event of the
+ * feed on stdout: JSON lines when stdout is not a terminal, else `<type> <path>: <outcome>`. Runs
+ * until Ctrl-C, which exits 130.
+ */
+async function watchCommand(gateway: GatewayClient, dir: string, options: SyncCommandOptions, mode: ProgressMode, io: DfgIo): Promise<number> {
+  const json = io.stdout.isTTY !== true;
+  let reporter = createProgressReporter(mode, io.stdout, io.stderr);
+  const onChange = (report: ChangeReport): void => {
+    if (json) {
+      const { type: event, ...rest } = report;
+      io.stdout.write(jsonLine({ time: new Date().toISOString(), type: 'change', event, ...rest }));
+    } else {
+      const bytes = report.outcome === 'downloaded' ? ` (${formatBytes(report.bytes)})` : '';
+      io.stdout.write(`${report.type.replace('file.', '')} ${escapeControls(report.path)}: ${report.outcome}${bytes}\n`);
+    }
+    if (report.outcome === 'failed') io.stderr.write(`failed: ${escapeControls(report.path)}: ${escapeControls(report.error?.message ?? 'unknown error')}\n`);
+  };
+  try {
+    await gateway.watch({
+      dir: resolve(dir),
+      concurrency: options.concurrency,
+      include: options.include ?? [],
+      exclude: options.exclude ?? [],
+      delete: options.delete === true,
+      maxDelete: options.maxDelete,
+      signal: io.signal,
+      onEvent: (event) => reporter.onEvent(event),
+      onMirrored: (report) => {
+        reporter.stop();
+        for (const file of report.files) {
+          if (file.outcome === 'failed') io.stderr.write(`failed: ${escapeControls(file.path)}: ${escapeControls(file.error?.message ?? 'unknown error')}\n`);
+        }
+        if (report.deleteRefused !== undefined) io.stderr.write(`${report.deleteRefused}\n`);
+        if (mode !== 'json' && options.quiet !== true) {
+          io.stderr.write(`${report.downloaded} downloaded (${formatBytes(report.bytesTransferred)}), ${report.unchanged} unchanged, ${report.deleted} deleted, ${report.failed} failed; following the change feed (Ctrl-C stops)\n`);
+        }
+        // A later mirror (after an expired cursor) reports afresh.
+        reporter = createProgressReporter(mode, io.stdout, io.stderr);
+      },
+      onChange,
+    });
+  } finally {
+    reporter.stop();
+  }
+  return io.signal.aborted ? ExitCode.interrupted : ExitCode.success;
+}
+
 interface SyncCommandOptions {
   readonly concurrency: number;
   readonly include?: string[];
@@ -262,6 +317,7 @@ interface SyncCommandOptions {
   readonly maxDelete: number;
   readonly progress?: ProgressMode;
   readonly quiet?: boolean;
+  readonly watch?: boolean;
 }
 
 /**

@@ -142,6 +142,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in the caller's view since a cursor (the change feed)
+         * @description The caller's events, oldest first, after `cursor`: `file.released` (a file entered its
+         *     view: stored, listed in its index and inside its release window), `file.updated` (a new
+         *     version, another `etag`, of a file in its view) and `file.withdrawn` (a file left its
+         *     view: deleted, its index row removed, or its window closed). Never another client's
+         *     event. Delivery is at least once: an event may come again (same `id`) after a retry.
+         *
+         *     Without `cursor` the feed starts at the oldest event it still keeps
+         *     (`CHANGES_RETENTION_DAYS`). To miss nothing, list once (`/list` or `/catalog`) and follow
+         *     that answer's `changesCursor`. Then send each answer's `nextCursor` back as `cursor`;
+         *     `hasMore` says more events are already waiting.
+         *
+         *     With `wait` (seconds, up to 60) an answer that would have no event is held until an event
+         *     of the caller arrives or the wait ends; it then has no events and a `nextCursor` that
+         *     continues from the same place. A cursor is opaque, signed, and only the caller's own:
+         *     an altered cursor or another client's is `400`; one older than the retention (or from
+         *     before the gateway's change log was reset) is `410` (`cursor_expired`): list again.
+         */
+        get: operations["getChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/account": {
         parameters: {
             query?: never;
@@ -788,7 +823,7 @@ export interface components {
          *     | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
          *     | 408 | `Request timeout` | `request_timeout` |
          *     | 409 | `Conflict` | `webhook_limit_reached` (10 webhook endpoints already) |
-         *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed) |
+         *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed, a `/changes` cursor older than the retention) |
          *     | 412 | `Precondition failed` | `precondition_failed` |
          *     | 416 | `Range not satisfiable` | `range_not_satisfiable` |
          *     | 429 | `Too many requests` | `rate_limited` (with `Retry-After`), `quota_exceeded` (the monthly byte quota; `Retry-After` until the month resets) |
@@ -855,6 +890,11 @@ export interface components {
             files: components["schemas"]["CatalogFile"][];
             /** @description The number of entries in `files`. */
             count: number;
+            /**
+             * @description The change feed's position when this answer was made: pass it as `cursor` to
+             *     `/changes` to follow every change after this listing, missing none (opaque).
+             */
+            changesCursor?: string;
         };
         /** @description One entry of the caller's index. The capitalised property names are the index's column names. */
         CatalogFile: {
@@ -895,6 +935,11 @@ export interface components {
              *     build or change it).
              */
             nextCursor?: string;
+            /**
+             * @description The change feed's position when this answer was made: pass it as `cursor` to
+             *     `/changes` to follow every change after this listing, missing none (opaque).
+             */
+            changesCursor?: string;
         };
         /** @description A subscribed file that storage holds. */
         ListedFile: {
@@ -932,6 +977,12 @@ export interface components {
              */
             md5?: string;
             /**
+             * @description SHA-256 of this version's content, 64 lowercase hex digits; absent until the gateway
+             *     has computed it (it reads every new version once, older ones in the background).
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            sha256?: string;
+            /**
              * Format: date-time
              * @description The start of the file's release window, where the index has one (as `/catalog`'s `AvailableFrom`).
              * @example 2026-11-24T21:00:00.000Z
@@ -943,6 +994,64 @@ export interface components {
              * @example 2026-12-31T00:00:00.000Z
              */
             availableUntil?: string;
+        };
+        /** @description One page of the caller's change feed (`GET /changes`). */
+        ChangeFeed: {
+            /** @description The caller's events after the cursor, oldest first (empty when a wait ended without one). */
+            events: components["schemas"]["ChangeEvent"][];
+            /** @description Where to continue: send it back as `cursor` (opaque; do not build or change it). */
+            nextCursor: string;
+            /** @description True when more events are already waiting after `nextCursor`. */
+            hasMore: boolean;
+        };
+        /** @description One change of the caller's view. */
+        ChangeEvent: {
+            /**
+             * @description Unique and stable, the same on every instance and every retry (and a webhook's `webhook-id`).
+             * @example chg_000000000042
+             */
+            id: string;
+            /**
+             * @description `file.released`: the file entered the caller's view (stored, in its index, inside its
+             *     release window). `file.updated`: a new version of a file in its view. `file.withdrawn`:
+             *     the file left its view.
+             * @enum {string}
+             */
+            type: "file.released" | "file.updated" | "file.withdrawn";
+            /**
+             * Format: date-time
+             * @description When the gateway found the change.
+             */
+            time: string;
+            file: components["schemas"]["ChangedFile"];
+        };
+        /** @description The file an event is about, as the caller's index and storage described it when the change was found. */
+        ChangedFile: {
+            /** @example PETR4 */
+            symbol: string;
+            /**
+             * @description The file's path in storage (as `/list`'s `fileName`).
+             * @example equities/PETR4.csv
+             */
+            fileName: string;
+            /** @description Size in bytes. */
+            size: number;
+            /**
+             * @description The version's strong entity tag, quotes included (as `/list`'s `etag`).
+             * @example "0x8DC2A4F5B1C2D3E"
+             */
+            etag: string;
+            /**
+             * Format: date-time
+             * @description When storage last wrote the file.
+             */
+            uploaded: string;
+            /**
+             * @description SHA-256 of this version's content, 64 lowercase hex digits; absent until the gateway
+             *     has computed it (it reads every new version once, older ones in the background).
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            sha256?: string;
         };
         FileCount: {
             /** @description The number of the caller's files available in storage. */
@@ -1031,6 +1140,12 @@ export interface components {
              * @example "0x8DC2A4F5B1C2D3E"
              */
             etag: string;
+            /**
+             * @description SHA-256 of this version's content, 64 lowercase hex digits; absent until the gateway
+             *     has computed it (it reads every new version once, older ones in the background).
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            sha256?: string;
             /**
              * Format: date-time
              * @description The start of the file's release window, where the index has one (as `/catalog`'s `AvailableFrom`).
@@ -1372,6 +1487,26 @@ export interface components {
                  * @example {
                  *       "error": "Gone",
                  *       "message": "The index changed since this listing started: list again without a cursor",
+                 *       "code": "cursor_expired"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The `cursor` is older than the feed's retention (`CHANGES_RETENTION_DAYS`), or from
+         *     before its change log was reset: events after it may be gone. List again (`/list` or
+         *     `/catalog`) and follow that answer's `changesCursor`.
+         */
+        ChangesCursorExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Gone",
+                 *       "message": "The feed no longer holds the changes after this cursor (CHANGES_RETENTION_DAYS): list again, then follow its changesCursor",
                  *       "code": "cursor_expired"
                  *     }
                  */
@@ -1761,6 +1896,19 @@ export interface components {
          */
         ListCursor: string;
         /**
+         * @description Where to continue the feed: a `changesCursor` of `/list` or `/catalog`, or the `nextCursor`
+         *     of the previous `/changes` answer, unchanged. Opaque and signed; `400` when altered or made
+         *     for another client, `410` when older than the retention. Absent: the oldest event kept.
+         */
+        ChangesCursor: string;
+        /** @description The maximum number of events to return. */
+        ChangesLimit: number;
+        /**
+         * @description Seconds to hold an answer that would have no event, until an event of the caller arrives
+         *     (a long poll); `0` answers at once.
+         */
+        ChangesWait: number;
+        /**
          * @description Only files uploaded at or after this moment (RFC 3339 date-time, e.g. `2026-11-01T00:00:00Z`).
          * @example 2026-11-01T00:00:00Z
          */
@@ -2129,6 +2277,47 @@ export interface operations {
             429: components["responses"]["RequestLimitExceeded"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getChanges: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Where to continue the feed: a `changesCursor` of `/list` or `/catalog`, or the `nextCursor`
+                 *     of the previous `/changes` answer, unchanged. Opaque and signed; `400` when altered or made
+                 *     for another client, `410` when older than the retention. Absent: the oldest event kept.
+                 */
+                cursor?: components["parameters"]["ChangesCursor"];
+                /** @description The maximum number of events to return. */
+                limit?: components["parameters"]["ChangesLimit"];
+                /**
+                 * @description Seconds to hold an answer that would have no event, until an event of the caller arrives
+                 *     (a long poll); `0` answers at once.
+                 */
+                wait?: components["parameters"]["ChangesWait"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's events after the cursor, and where to continue. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeFeed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["ChangesCursorExpired"];
+            429: components["responses"]["RequestLimitExceeded"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

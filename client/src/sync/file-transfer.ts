@@ -11,8 +11,10 @@ export interface TransferRequest {
   readonly symbol: string;
   /** Where the finished file goes; `<destination>.part` holds it while it arrives. */
   readonly destination: string;
-  /** What the listing says the current version is; its MD5 is checked when the download is that version. */
-  readonly expected?: { readonly etag: string; readonly size: number; readonly md5?: string };
+  /** The file's storage path, which errors name (the symbol when absent). */
+  readonly name?: string;
+  /** What the listing says the current version is; its MD5 and SHA-256 are checked when the download is that version. */
+  readonly expected?: { readonly etag: string; readonly size: number; readonly md5?: string; readonly sha256?: string };
   /** The version already on disk at `destination`: asked with `If-None-Match`, so an unchanged file costs no bytes. */
   readonly localEtag?: string;
   readonly signal: AbortSignal;
@@ -65,8 +67,13 @@ export async function transferFile(client: FileDownloader, request: TransferRequ
   let bytesTransferred = 0;
   let resumedFrom: number | undefined;
   let lastError: GatewayClientError | undefined;
-  // The MD5 of the part so far; `receive` starts it over when the answer is a whole file.
+  // The MD5 and SHA-256 of the part so far; `receive` starts them over when the answer is a whole file.
   let hash = createHash('md5');
+  let sha256 = createHash('sha256');
+  let sha256Mismatches = 0;
+  // The answers whose bytes did not match the gateway's SHA-256.
+  const sha256Failures = new WeakSet<GatewayClientError>();
+  const name = request.name ?? request.symbol;
 
   for (let attempt = 1; attempt <= request.maxAttempts; attempt += 1) {
     if (lastError !== undefined) request.onRetry?.(lastError, attempt);
@@ -77,7 +84,8 @@ export async function transferFile(client: FileDownloader, request: TransferRequ
     // first read there must be no wait, or a connection that breaks in that gap takes the bytes
     // already buffered with it (the stream discards them when it errors).
     hash = createHash('md5');
-    if (part !== undefined) await hashFile(partPath, hash);
+    sha256 = createHash('sha256');
+    if (part !== undefined) await hashFile(partPath, [hash, sha256]);
     // O_NOFOLLOW: a link put where the part goes must not take the bytes to its target.
     const file = await open(partPath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o644);
     let outcome: TransferResult | GatewayClientError;
@@ -99,6 +107,11 @@ export async function transferFile(client: FileDownloader, request: TransferRequ
     await file.close();
     if (outcome instanceof GatewayClientError) {
       lastError = outcome;
+      // A SHA-256 mismatch is fetched again once, whole; a second one is the file's error, not the line's.
+      if (sha256Failures.has(outcome) && (sha256Mismatches += 1) >= 2) {
+        await removePart(partPath, statePath);
+        throw new GatewayClientError('integrity_failed', `${name}: ${outcome.message}, again after downloading it a second time`);
+      }
       if (outcome.code === 'protocol_error' || outcome.code === 'integrity_failed') await removePart(partPath, statePath);
       continue;
     }
@@ -134,6 +147,7 @@ export async function transferFile(client: FileDownloader, request: TransferRequ
       ftruncateSync(file.fd, 0);
       writeFileSync(statePath, JSON.stringify({ etag: result.etag, size: result.size } satisfies PartState));
       hash = createHash('md5');
+      sha256 = createHash('sha256');
     }
     request.onStart?.({ offset: append ? offset : 0, size: result.size, status: result.status });
     // What the listing said counts only for the version it described.
@@ -159,6 +173,7 @@ export async function transferFile(client: FileDownloader, request: TransferRequ
         }
         await file.write(bytes);
         hash.update(bytes);
+        sha256.update(bytes);
         bytesTransferred += bytes.length;
         received += bytes.length;
       }
@@ -178,6 +193,12 @@ export async function transferFile(client: FileDownloader, request: TransferRequ
     const md5 = hash.digest('base64');
     if (listed?.md5 !== undefined && md5 !== listed.md5) {
       return new GatewayClientError('integrity_failed', `MD5 ${md5} differs from the listing's ${listed.md5}`);
+    }
+    const digest = sha256.digest('hex');
+    if (listed?.sha256 !== undefined && digest !== listed.sha256) {
+      const mismatch = new GatewayClientError('integrity_failed', `SHA-256 ${digest} differs from the gateway's ${listed.sha256}`);
+      sha256Failures.add(mismatch);
+      return mismatch;
     }
     return { outcome: 'downloaded', etag: result.etag, size: onDisk, md5, lastModified: result.lastModified, bytesTransferred, resumedFrom: resumedFrom ?? 0 };
   }
@@ -202,8 +223,8 @@ async function readPartState(statePath: string): Promise<PartState | undefined> 
   }
 }
 
-async function hashFile(path: string, hash: Hash): Promise<void> {
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+async function hashFile(path: string, hashes: readonly Hash[]): Promise<void> {
+  for await (const chunk of createReadStream(path)) for (const hash of hashes) hash.update(chunk as Buffer);
 }
 
 async function removePart(partPath: string, statePath: string): Promise<void> {

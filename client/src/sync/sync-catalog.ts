@@ -225,8 +225,14 @@ async function mirrorFile(
     await checkFoldersInside(dir, file.destination, true);
     const result = await transferFile(client, {
       symbol: listed.symbol,
+      name: path,
       destination: file.destination,
-      expected: { etag: listed.etag, size: listed.size, ...(listed.md5 !== undefined && { md5: listed.md5 }) },
+      expected: {
+        etag: listed.etag,
+        size: listed.size,
+        ...(listed.md5 !== undefined && { md5: listed.md5 }),
+        ...(listed.sha256 !== undefined && { sha256: listed.sha256 }),
+      },
       ...(file.localEtag !== undefined && { localEtag: file.localEtag }),
       signal,
       maxAttempts,
@@ -268,7 +274,7 @@ function failedReport(path: string, symbol: string, error: unknown): FileReport 
 }
 
 /** Include globs (any must match, when given) and exclude globs (none may match) over storage paths. */
-function fileFilter(include: readonly string[], exclude: readonly string[]): (path: string) => boolean {
+export function fileFilter(include: readonly string[], exclude: readonly string[]): (path: string) => boolean {
   const included = include.length === 0 ? () => true : picomatch([...include], { dot: true });
   const excluded = exclude.length === 0 ? () => false : picomatch([...exclude], { dot: true });
   return (path) => included(path) && !excluded(path);

@@ -1,6 +1,8 @@
 import { posix } from 'node:path';
 import type { Request, Response } from 'express';
+import type { ChangeFeed } from '../../application/change-feed.js';
 import type { DownloadTarget, FileAccess } from '../../application/file-access.js';
+import type { LoggedChange } from '../../domain/changes.js';
 import type { Metering } from '../../application/metering.js';
 import type { Webhooks } from '../../application/webhooks.js';
 import type { WebhookEndpoint } from '../../domain/webhooks.js';
@@ -9,11 +11,12 @@ import type { BoundedMemory, Principal } from '../../domain/ports.js';
 import { termStatus } from '../../domain/subscription.js';
 import type { Registry } from 'prom-client';
 import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
-import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf } from './cacheable-json.js';
+import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf, withUntaggedField } from './cacheable-json.js';
 import { handleDownload, handleLinkRequest, type DirectLinks, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from '../../http-wire/grammar/request-path.js';
 import { authorizationServerMetadata, protectedResourceMetadata, publicOrigin } from './oauth-discovery.js';
+import type { ChangeCursors } from './change-cursors.js';
 import type { ListCursors } from './list-cursors.js';
 import { portalConfiguration, portalContentSecurityPolicy, type PortalSettings } from './portal.js';
 import type { SignedLinks } from './signed-links.js';
@@ -50,6 +53,10 @@ export interface ApiHandlerDependencies extends DownloadHandlerDependencies {
   readonly metricsRegistry: Registry;
   /** Makes and checks the `cursor` of `GET /list`. */
   readonly listCursors: ListCursors;
+  /** The change feed (`GET /changes`), and the log position `/list` and `/catalog` report. */
+  readonly changes: ChangeFeed;
+  /** Makes and checks the cursors of the change feed. */
+  readonly changeCursors: ChangeCursors;
   /** The files of the `/docs` page by name; `undefined` for any other name. */
   readonly apiReferenceAsset: (name: string) => Promise<ApiReferenceAsset | undefined>;
   /** The subscriber portal (`/portal`); its routes do not exist when `undefined` (PORTAL=off). */
@@ -66,6 +73,9 @@ export type OperationHandler = (context: OperationContext) => Promise<void>;
 const jsonCacheControl = 'private, no-cache';
 /** The contract's default `limit` of `/list` (openapi.yaml). */
 const defaultListLimit = 1000;
+/** The contract's defaults of `/changes` (openapi.yaml). */
+const defaultChangesLimit = 500;
+const defaultChangesWaitSeconds = 0;
 
 function principalOf(context: OperationContext): Principal {
   if (context.principal === undefined) throw new Error(`Operation at ${context.req.path} needs an authenticated caller`);
@@ -134,13 +144,16 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
 
     async getCatalog(context) {
       const principal = principalOf(context);
+      // The feed's position before the catalog is read: a change the catalog missed comes after it.
+      const changesCursor = deps.changeCursors.encode(principal.clientId, await deps.changes.position());
       const catalog = await deps.files.catalog(principal);
-      // Its tag follows from the index version and the client it names, so it needs no body to compute.
+      // Its tag follows from the index version and the client it names, so it needs no body to compute
+      // (not from the feed's position: a 304 keeps an earlier changesCursor, still a safe one).
       const version = catalog.version !== '' ? catalog.version : `serial ${catalog.serial}`;
       const etag = weakTagOf(`catalog v1\0${principal.clientId}\0${version}`);
       if (catalog.count > keptCatalogRowsMax) {
         // Serialized as it is sent, never kept whole.
-        await sendStreamedJson(context.req, context.res, etag, catalogJson(principal.clientId, catalog));
+        await sendStreamedJson(context.req, context.res, etag, catalogJson(principal.clientId, catalog, changesCursor));
         return;
       }
       // The rows' JSON, serialized once per catalog and shared by every client of that index: rebuilding
@@ -154,7 +167,7 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       const body = Buffer.concat([
         Buffer.from(`{"clientId":${JSON.stringify(principal.clientId)},"files":[`, 'utf8'),
         rows.json,
-        Buffer.from(`],"count":${catalog.count}}`, 'utf8'),
+        Buffer.from(`],"count":${catalog.count},"changesCursor":${JSON.stringify(changesCursor)}}`, 'utf8'),
       ]);
       sendCacheableJson(context.req, context.res, { body, etag });
     },
@@ -170,12 +183,14 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         }
         modifiedSince = continued.modifiedSince;
       }
+      // The feed's position before the listing is built: a change the listing missed comes after it.
+      const changesCursor = deps.changeCursors.encode(principal.clientId, await deps.changes.position());
       const listing = await deps.files.list(principal, {
         limit: typeof rawLimit === 'string' ? Number(rawLimit) : defaultListLimit,
         ...(modifiedSince !== undefined && { modifiedSince }),
         ...(continued !== undefined && { from: continued.position }),
       });
-      sendCacheableJson(context.req, context.res, cacheableJson({
+      const answer = cacheableJson({
         files: listing.files.map((file) => ({
           symbol: file.entry.symbol,
           description: file.entry.description,
@@ -184,13 +199,43 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
           uploaded: file.uploaded.toISOString(),
           etag: file.etag,
           ...(file.md5 !== undefined && { md5: file.md5 }),
+          ...(file.sha256 !== undefined && { sha256: file.sha256 }),
           ...releaseWindowOf(file.entry),
         })),
         count: listing.count,
         limit: listing.limit,
         truncated: listing.truncated,
         ...(listing.next !== undefined && { nextCursor: deps.listCursors.encode(principal.clientId, listing.next, modifiedSince) }),
-      }));
+      });
+      // The tag is the listing's alone: a 304 keeps an earlier changesCursor, still a safe one.
+      sendCacheableJson(context.req, context.res, withUntaggedField(answer, 'changesCursor', changesCursor));
+    },
+
+    async getChanges(context) {
+      const principal = principalOf(context);
+      const { cursor, limit, wait } = context.req.query;
+      const after = typeof cursor === 'string' ? deps.changeCursors.decode(principal.clientId, cursor) : undefined;
+      // A client that goes away ends its wait at once, freeing its place among the waiting.
+      const gone = new AbortController();
+      const onClose = (): void => gone.abort();
+      context.res.once('close', onClose);
+      let page;
+      try {
+        page = await deps.changes.read(principal.clientId, {
+          ...(after !== undefined && { after }),
+          limit: typeof limit === 'string' ? Number(limit) : defaultChangesLimit,
+          waitMs: (typeof wait === 'string' ? Number(wait) : defaultChangesWaitSeconds) * 1000,
+          signal: gone.signal,
+        });
+      } finally {
+        context.res.off('close', onClose);
+      }
+      if (gone.signal.aborted) return;
+      context.res.set('Cache-Control', 'no-store').status(200).json({
+        events: page.events.map(changeEventJson),
+        nextCursor: deps.changeCursors.encode(principal.clientId, page.next),
+        hasMore: page.hasMore,
+      });
     },
 
     async getAccount(context) {
@@ -221,13 +266,14 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
     },
 
     async getFileInfo(context) {
-      const { entry, properties } = await deps.files.info(principalOf(context), context.params['symbol'] ?? '');
+      const { entry, properties, sha256 } = await deps.files.info(principalOf(context), context.params['symbol'] ?? '');
       context.res.set({ ETag: properties.etag, 'Last-Modified': properties.lastModified.toUTCString() });
       sendJson(context.res, {
         symbol: entry.symbol,
         size: properties.size,
         uploaded: properties.lastModified.toISOString(),
         etag: properties.etag,
+        ...(sha256 !== undefined && { sha256 }),
         ...releaseWindowOf(entry),
         httpMetadata: definedOnly({
           contentType: properties.contentType,
@@ -405,10 +451,10 @@ interface KeptRows {
 const keptRowsObjectBytes = 200;
 
 /** `/catalog`'s body in pieces of a few hundred rows, so a catalog of a million rows is never one string. */
-function* catalogJson(clientId: string, catalog: FileCatalog): Generator<string> {
+function* catalogJson(clientId: string, catalog: FileCatalog, changesCursor: string): Generator<string> {
   yield `{"clientId":${JSON.stringify(clientId)},"files":[`;
   yield* catalogRowsJson(catalog);
-  yield `],"count":${catalog.count}}`;
+  yield `],"count":${catalog.count},"changesCursor":${JSON.stringify(changesCursor)}}`;
 }
 
 /** The rows of `/catalog`'s `files`, comma-separated, in pieces of a few hundred. */
@@ -437,6 +483,24 @@ function releaseWindowOf(entry: CatalogEntry): { availableFrom?: string; availab
   return {
     ...(entry.availableFrom !== undefined && { availableFrom: entry.availableFrom.toISOString() }),
     ...(entry.availableUntil !== undefined && { availableUntil: entry.availableUntil.toISOString() }),
+  };
+}
+
+/** One event of `/changes` (openapi.yaml `ChangeEvent`). */
+function changeEventJson(change: LoggedChange): object {
+  const { file } = change;
+  return {
+    id: change.id,
+    type: change.type,
+    time: change.time.toISOString(),
+    file: {
+      symbol: file.symbol,
+      fileName: file.fileName,
+      size: file.size,
+      etag: file.etag,
+      uploaded: file.uploaded.toISOString(),
+      ...(file.sha256 !== undefined && { sha256: file.sha256 }),
+    },
   };
 }
 

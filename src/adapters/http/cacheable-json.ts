@@ -14,6 +14,18 @@ export function cacheableJson(value: unknown): CacheableJson {
   return { body, etag: weakTagOf(body) };
 }
 
+/**
+ * `answer` with one more field at the end of its top-level object, under the same tag: for a field
+ * that may change without the answer's facts changing (the change feed's position), so that a
+ * client revalidating keeps its copy, whose value is an earlier but still good one.
+ */
+export function withUntaggedField(answer: CacheableJson, name: string, value: string): CacheableJson {
+  const text = answer.body.toString('utf8');
+  if (!text.endsWith('}')) throw new Error('Only a JSON object can take another field');
+  const separator = text === '{}' ? '' : ',';
+  return { etag: answer.etag, body: Buffer.from(`${text.slice(0, -1)}${separator}${JSON.stringify(name)}:${JSON.stringify(value)}}`, 'utf8') };
+}
+
 /** `W/"<hash>"` of `facts`: the bytes of an answer, or what determines them. */
 export function weakTagOf(facts: string | Buffer): string {
   return `W/"${createHash('sha256').update(facts).digest('base64url').slice(0, 27)}"`;

@@ -26,6 +26,8 @@ import {
   type TokenFailureLimits,
   type TokenIssueLimit,
 } from './rate-limits.js';
+import type { ChangeFeed } from '../../application/change-feed.js';
+import type { ChangeCursors } from './change-cursors.js';
 import type { ListCursors } from './list-cursors.js';
 import type { PortalSettings } from './portal.js';
 import { allowedMethods, byPathOperations, createRequestTargeting, createRouteMatcher, type RequestTarget } from './routing.js';
@@ -86,6 +88,9 @@ export interface HttpAppDependencies {
   readonly keptAnswers: BoundedMemory;
   /** A subscriber's own webhook endpoints (`/webhooks`); the routes do not exist when `undefined`. */
   readonly webhooks: Webhooks | undefined;
+  /** The change feed (`GET /changes`) and its cursors. */
+  readonly changes: ChangeFeed;
+  readonly changeCursors: ChangeCursors;
 }
 
 /**
@@ -171,6 +176,8 @@ function createContractRouter(deps: HttpAppDependencies): (req: Request, res: Re
     signedLinks: deps.signedLinks,
     linkHolder: (clientId) => deps.auth.linkHolder(clientId),
     listCursors: deps.listCursors,
+    changes: deps.changes,
+    changeCursors: deps.changeCursors,
     portal: deps.portal,
     keptAnswers: deps.keptAnswers,
     webhooks: deps.webhooks,
@@ -299,7 +306,7 @@ function sameSecret(presented: string, expected: string): boolean {
 const routedTargets = new WeakMap<Response, RequestTarget>();
 
 /** Query parameters whose values are logged: the API's own that never carry credentials (not a link's `token`). */
-const loggedQueryParameters = new Set(['limit', 'modifiedSince', 'redirect']);
+const loggedQueryParameters = new Set(['limit', 'modifiedSince', 'redirect', 'wait']);
 
 const signedLinkOperations: ReadonlySet<string> = new Set(['downloadBySignedLink', 'headDownloadBySignedLink']);
 

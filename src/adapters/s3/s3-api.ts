@@ -445,6 +445,7 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
     case 'partial':
       break;
   }
+  const sha256 = decision.kind === 'full' && wantsChecksum(req) ? await checksumOf(deps, req, decided) : undefined;
   await sendDecidedBody(req, res, {
     session,
     decided,
@@ -457,10 +458,30 @@ async function getObject(deps: S3ApiDependencies, req: Request, res: Response, p
       if (properties.contentEncoding !== undefined) res.setHeader('Content-Encoding', properties.contentEncoding);
       if (properties.contentLanguage !== undefined) res.setHeader('Content-Language', properties.contentLanguage);
       for (const [header, value] of overrides) res.setHeader(header, value);
+      if (sha256 !== undefined) {
+        // As S3 answers in checksum mode: the whole object's digest in base64, which SDKs verify.
+        res.setHeader('x-amz-checksum-sha256', Buffer.from(sha256, 'hex').toString('base64'));
+        res.setHeader('x-amz-checksum-type', 'FULL_OBJECT');
+      }
     },
     onEndedEarly: (reason, error) =>
       req.log.warn({ clientId: principal.clientId, path: key, reason, err: error }, 'S3 GetObject ended early; connection destroyed'),
   });
+}
+
+/** `x-amz-checksum-mode: ENABLED`: the client asks for the object's checksum (SDKs then verify the body with it). */
+function wantsChecksum(req: Request): boolean {
+  return req.get('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED';
+}
+
+/** The SHA-256 of the version being served, once computed; none when it cannot be read (it is optional). */
+async function checksumOf(deps: S3ApiDependencies, req: Request, decided: DecidedDownload): Promise<string | undefined> {
+  try {
+    return await deps.files.checksumOf({ path: decided.entry.fileName, etag: decided.properties.etag });
+  } catch (error) {
+    req.log.warn({ path: decided.entry.fileName, err: error }, 'SHA-256 of the object could not be read: answered without x-amz-checksum-sha256');
+    return undefined;
+  }
 }
 
 function setValidators(res: Response, file: BlobProperties): void {

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CountFilesData, CountFilesErrors, CountFilesResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetPortalAssetData, GetPortalAssetErrors, GetPortalAssetResponses, GetPortalConfigData, GetPortalConfigErrors, GetPortalConfigResponses, GetPortalData, GetPortalDownloadLinkData, GetPortalDownloadLinkErrors, GetPortalDownloadLinkResponses, GetPortalErrors, GetPortalResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses } from './types.gen.js';
+import type { CountFilesData, CountFilesErrors, CountFilesResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadByPathData, DownloadByPathErrors, DownloadByPathResponses, DownloadBySignedLinkData, DownloadBySignedLinkErrors, DownloadBySignedLinkResponses, DownloadBySymbolData, DownloadBySymbolErrors, DownloadBySymbolResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetApiReferenceAssetData, GetApiReferenceAssetErrors, GetApiReferenceAssetResponses, GetApiReferenceData, GetApiReferenceErrors, GetApiReferenceResponses, GetAuthorizationServerMetadataData, GetAuthorizationServerMetadataErrors, GetAuthorizationServerMetadataResponses, GetCatalogData, GetCatalogErrors, GetCatalogResponses, GetChangesData, GetChangesErrors, GetChangesResponses, GetDownloadLinkData, GetDownloadLinkErrors, GetDownloadLinkResponses, GetFileInfoData, GetFileInfoErrors, GetFileInfoResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetPortalAssetData, GetPortalAssetErrors, GetPortalAssetResponses, GetPortalConfigData, GetPortalConfigErrors, GetPortalConfigResponses, GetPortalData, GetPortalDownloadLinkData, GetPortalDownloadLinkErrors, GetPortalDownloadLinkResponses, GetPortalErrors, GetPortalResponses, GetProtectedResourceMetadataData, GetProtectedResourceMetadataErrors, GetProtectedResourceMetadataResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, HeadDownloadByPathData, HeadDownloadByPathErrors, HeadDownloadByPathResponses, HeadDownloadBySignedLinkData, HeadDownloadBySignedLinkErrors, HeadDownloadBySignedLinkResponses, HeadDownloadBySymbolData, HeadDownloadBySymbolErrors, HeadDownloadBySymbolResponses, IssueS3CredentialsData, IssueS3CredentialsErrors, IssueS3CredentialsResponses, IssueTokenData, IssueTokenErrors, IssueTokenResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -115,6 +115,33 @@ export const listFiles = <ThrowOnError extends boolean = false>(options?: Option
 export const countFiles = <ThrowOnError extends boolean = false>(options?: Options<CountFilesData, ThrowOnError>) => (options?.client ?? client).get<CountFilesResponses, CountFilesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
     url: '/count',
+    ...options
+});
+
+/**
+ * What changed in the caller's view since a cursor (the change feed)
+ *
+ * The caller's events, oldest first, after `cursor`: `file.released` (a file entered its
+ * view: stored, listed in its index and inside its release window), `file.updated` (a new
+ * version, another `etag`, of a file in its view) and `file.withdrawn` (a file left its
+ * view: deleted, its index row removed, or its window closed). Never another client's
+ * event. Delivery is at least once: an event may come again (same `id`) after a retry.
+ *
+ * Without `cursor` the feed starts at the oldest event it still keeps
+ * (`CHANGES_RETENTION_DAYS`). To miss nothing, list once (`/list` or `/catalog`) and follow
+ * that answer's `changesCursor`. Then send each answer's `nextCursor` back as `cursor`;
+ * `hasMore` says more events are already waiting.
+ *
+ * With `wait` (seconds, up to 60) an answer that would have no event is held until an event
+ * of the caller arrives or the wait ends; it then has no events and a `nextCursor` that
+ * continues from the same place. A cursor is opaque, signed, and only the caller's own:
+ * an altered cursor or another client's is `400`; one older than the retention (or from
+ * before the gateway's change log was reset) is `410` (`cursor_expired`): list again.
+ *
+ */
+export const getChanges = <ThrowOnError extends boolean = false>(options?: Options<GetChangesData, ThrowOnError>) => (options?.client ?? client).get<GetChangesResponses, GetChangesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, { scheme: 'bearer', type: 'http' }],
+    url: '/changes',
     ...options
 });
 

@@ -84,7 +84,7 @@ export type OAuthError = {
  * | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
  * | 408 | `Request timeout` | `request_timeout` |
  * | 409 | `Conflict` | `webhook_limit_reached` (10 webhook endpoints already) |
- * | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed) |
+ * | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed, a `/changes` cursor older than the retention) |
  * | 412 | `Precondition failed` | `precondition_failed` |
  * | 416 | `Range not satisfiable` | `range_not_satisfiable` |
  * | 429 | `Too many requests` | `rate_limited` (with `Retry-After`), `quota_exceeded` (the monthly byte quota; `Retry-After` until the month resets) |
@@ -165,6 +165,12 @@ export type Catalog = {
      * The number of entries in `files`.
      */
     count: number;
+    /**
+     * The change feed's position when this answer was made: pass it as `cursor` to
+     * `/changes` to follow every change after this listing, missing none (opaque).
+     *
+     */
+    changesCursor?: string;
 };
 
 /**
@@ -211,6 +217,12 @@ export type FileList = {
      *
      */
     nextCursor?: string;
+    /**
+     * The change feed's position when this answer was made: pass it as `cursor` to
+     * `/changes` to follow every change after this listing, missing none (opaque).
+     *
+     */
+    changesCursor?: string;
 };
 
 /**
@@ -245,6 +257,12 @@ export type ListedFile = {
      */
     md5?: string;
     /**
+     * SHA-256 of this version's content, 64 lowercase hex digits; absent until the gateway
+     * has computed it (it reads every new version once, older ones in the background).
+     *
+     */
+    sha256?: string;
+    /**
      * The start of the file's release window, where the index has one (as `/catalog`'s `AvailableFrom`).
      */
     availableFrom?: string;
@@ -252,6 +270,75 @@ export type ListedFile = {
      * The end of the file's release window, where the index has one (as `/catalog`'s `AvailableUntil`).
      */
     availableUntil?: string;
+};
+
+/**
+ * One page of the caller's change feed (`GET /changes`).
+ */
+export type ChangeFeed = {
+    /**
+     * The caller's events after the cursor, oldest first (empty when a wait ended without one).
+     */
+    events: Array<ChangeEvent>;
+    /**
+     * Where to continue: send it back as `cursor` (opaque; do not build or change it).
+     */
+    nextCursor: string;
+    /**
+     * True when more events are already waiting after `nextCursor`.
+     */
+    hasMore: boolean;
+};
+
+/**
+ * One change of the caller's view.
+ */
+export type ChangeEvent = {
+    /**
+     * Unique and stable, the same on every instance and every retry (and a webhook's `webhook-id`).
+     */
+    id: string;
+    /**
+     * `file.released`: the file entered the caller's view (stored, in its index, inside its
+     * release window). `file.updated`: a new version of a file in its view. `file.withdrawn`:
+     * the file left its view.
+     *
+     */
+    type: 'file.released' | 'file.updated' | 'file.withdrawn';
+    /**
+     * When the gateway found the change.
+     */
+    time: string;
+    file: ChangedFile;
+};
+
+/**
+ * The file an event is about, as the caller's index and storage described it when the change was found.
+ */
+export type ChangedFile = {
+    symbol: string;
+    /**
+     * The file's path in storage (as `/list`'s `fileName`).
+     */
+    fileName: string;
+    /**
+     * Size in bytes.
+     */
+    size: number;
+    /**
+     * The version's strong entity tag, quotes included (as `/list`'s `etag`).
+     */
+    etag: string;
+    /**
+     * When storage last wrote the file.
+     */
+    uploaded: string;
+    /**
+     * SHA-256 of this version's content, 64 lowercase hex digits; absent until the gateway
+     * has computed it (it reads every new version once, older ones in the background).
+     *
+     */
+    sha256?: string;
 };
 
 export type FileCount = {
@@ -359,6 +446,12 @@ export type FileInfo = {
      * The strong entity tag, including its double quotes (as in the `ETag` header).
      */
     etag: string;
+    /**
+     * SHA-256 of this version's content, 64 lowercase hex digits; absent until the gateway
+     * has computed it (it reads every new version once, older ones in the background).
+     *
+     */
+    sha256?: string;
     /**
      * The start of the file's release window, where the index has one (as `/catalog`'s `AvailableFrom`).
      */
@@ -507,6 +600,26 @@ export type Limit = number;
  *
  */
 export type ListCursor = string;
+
+/**
+ * Where to continue the feed: a `changesCursor` of `/list` or `/catalog`, or the `nextCursor`
+ * of the previous `/changes` answer, unchanged. Opaque and signed; `400` when altered or made
+ * for another client, `410` when older than the retention. Absent: the oldest event kept.
+ *
+ */
+export type ChangesCursor = string;
+
+/**
+ * The maximum number of events to return.
+ */
+export type ChangesLimit = number;
+
+/**
+ * Seconds to hold an answer that would have no event, until an event of the caller arrives
+ * (a long poll); `0` answers at once.
+ *
+ */
+export type ChangesWait = number;
 
 /**
  * Only files uploaded at or after this moment (RFC 3339 date-time, e.g. `2026-11-01T00:00:00Z`).
@@ -856,6 +969,77 @@ export type CountFilesResponses = {
 };
 
 export type CountFilesResponse = CountFilesResponses[keyof CountFilesResponses];
+
+export type GetChangesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Where to continue the feed: a `changesCursor` of `/list` or `/catalog`, or the `nextCursor`
+         * of the previous `/changes` answer, unchanged. Opaque and signed; `400` when altered or made
+         * for another client, `410` when older than the retention. Absent: the oldest event kept.
+         *
+         */
+        cursor?: string;
+        /**
+         * The maximum number of events to return.
+         */
+        limit?: number;
+        /**
+         * Seconds to hold an answer that would have no event, until an event of the caller arrives
+         * (a long poll); `0` answers at once.
+         *
+         */
+        wait?: number;
+    };
+    url: '/changes';
+};
+
+export type GetChangesErrors = {
+    /**
+     * Invalid input: a parameter fails validation (e.g. `limit` out of range, unknown query
+     * parameter), or a symbol or path is unsafe (`..`, encoded `/` or `.`, backslash, `//`,
+     * NUL byte, malformed percent-encoding, too long). `details` lists validation failures.
+     *
+     */
+    400: Error;
+    /**
+     * Missing, malformed, forged, expired or revoked bearer token.
+     */
+    401: Error;
+    /**
+     * The `cursor` is older than the feed's retention (`CHANGES_RETENTION_DAYS`), or from
+     * before its change log was reset: events after it may be gone. List again (`/list` or
+     * `/catalog`) and follow that answer's `changesCursor`.
+     *
+     */
+    410: Error;
+    /**
+     * The caller exceeded its request budget (`rate_limited`: `REQUEST_RATE_LIMIT` authenticated
+     * requests per `REQUEST_RATE_WINDOW_SECONDS`, whichever API). Retry after `Retry-After` seconds.
+     *
+     */
+    429: Error;
+    /**
+     * The caller's index is malformed, or an unexpected error occurred.
+     */
+    500: Error;
+    /**
+     * Storage is unreachable or throttling, the shared rate-limit store is down, or (`POST /oauth/token`) the secret verification queue is full; retry later (after `Retry-After` seconds when given).
+     */
+    503: Error;
+};
+
+export type GetChangesError = GetChangesErrors[keyof GetChangesErrors];
+
+export type GetChangesResponses = {
+    /**
+     * The caller's events after the cursor, and where to continue.
+     */
+    200: ChangeFeed;
+};
+
+export type GetChangesResponse = GetChangesResponses[keyof GetChangesResponses];
 
 export type GetAccountData = {
     body?: never;

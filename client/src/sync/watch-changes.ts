@@ -1,0 +1,119 @@
+import { lstat, rm } from 'node:fs/promises';
+import type { ChangeEvent, ChangesOptions, ChangeStream, FileList, ListOptions } from '../call-types.js';
+import { GatewayClientError, isClientError, type ClientErrorCode } from '../errors.js';
+import { transferFile } from './file-transfer.js';
+import { checkFoldersInside, localPathFor } from './local-path.js';
+import { Manifest } from './manifest.js';
+import { fileFilter, syncCatalog, type SyncClient, type SyncOptions, type SyncReport } from './sync-catalog.js';
+
+/** What following the feed needs of a gateway client, besides what a sync needs. */
+export interface WatchClient extends SyncClient {
+  list(options: ListOptions): Promise<FileList>;
+  changes(options: ChangesOptions): ChangeStream;
+}
+
+export interface WatchOptions extends SyncOptions {
+  /** Seconds each request of the feed waits for an event (default 25: below the client's 30 s attempt timeout). */
+  readonly waitSeconds?: number;
+  /** Told once per mirror: at the start, and again whenever the feed's cursor expired and the mirror was redone. */
+  readonly onMirrored?: (report: SyncReport) => void;
+  /** Told once per event of the feed, with what the mirror did about it. */
+  readonly onChange?: (report: ChangeReport) => void;
+}
+
+export type ChangeOutcome = 'downloaded' | 'not_modified' | 'deleted' | 'kept' | 'skipped' | 'failed';
+
+/** One event of the feed and what the mirror did about it. */
+export interface ChangeReport {
+  readonly id: string;
+  readonly type: ChangeEvent['type'];
+  readonly path: string;
+  readonly symbol: string;
+  readonly outcome: ChangeOutcome;
+  /** Bytes received for it. */
+  readonly bytes: number;
+  readonly error?: { readonly code: ClientErrorCode | 'delete_failed'; readonly message: string };
+}
+
+const defaultWaitSeconds = 25;
+
+/**
+ * `dfg sync --watch`: mirrors the catalog (as `sync`), then follows the change feed from the
+ * position taken before that mirror's listing, so no change is missed: a released or updated file
+ * is downloaded and verified (size, MD5 where listed, SHA-256 where the event has it); a withdrawn
+ * one is deleted only with `delete` (and only if the mirror wrote it). A cursor that expired
+ * (`410`) mirrors again from a new position. Runs until `signal` aborts; resolves then.
+ */
+export async function watchChanges(client: WatchClient, options: WatchOptions): Promise<void> {
+  const signal = options.signal ?? new AbortController().signal;
+  const selected = fileFilter(options.include ?? [], options.exclude ?? []);
+  for (;;) {
+    // The feed's position before the mirror lists anything: every later change is in the feed.
+    const { changesCursor } = await client.list({ limit: 1, signal });
+    if (changesCursor === undefined) throw new GatewayClientError('protocol_error', 'the gateway has no change feed (its /list answers carry no changesCursor)');
+    const mirrored = await syncCatalog(client, options);
+    options.onMirrored?.(mirrored);
+    if (signal.aborted) return;
+    if (mirrored.authFailed) throw new GatewayClientError('auth_failed', 'the gateway refused the credentials');
+    const manifest = await Manifest.load(options.dir);
+    try {
+      for await (const event of client.changes({ cursor: changesCursor, wait: options.waitSeconds ?? defaultWaitSeconds, signal })) {
+        const report = selected(event.file.fileName) ? await apply(client, event, manifest, options, signal) : reportOf(event, 'skipped');
+        if (signal.aborted) return;
+        options.onChange?.(report);
+        if (report.error?.code === 'auth_failed') throw new GatewayClientError('auth_failed', report.error.message);
+      }
+      return;
+    } catch (error) {
+      if (signal.aborted) return;
+      // Older than the feed's retention: mirror again, then follow from a new position.
+      if (isClientError(error) && error.serverCode === 'cursor_expired') continue;
+      throw error;
+    }
+  }
+}
+
+async function apply(client: WatchClient, event: ChangeEvent, manifest: Manifest, options: WatchOptions, signal: AbortSignal): Promise<ChangeReport> {
+  const path = event.file.fileName;
+  try {
+    const destination = localPathFor(options.dir, path);
+    if (event.type === 'file.withdrawn') {
+      if (options.delete !== true || manifest.get(path) === undefined) return reportOf(event, 'kept');
+      if (await checkFoldersInside(options.dir, destination, false)) await rm(destination, { force: true });
+      await manifest.delete(path);
+      return reportOf(event, 'deleted');
+    }
+    await checkFoldersInside(options.dir, destination, true);
+    const known = manifest.get(path);
+    const sizeOnDisk = await lstat(destination).then((stats) => (stats.isFile() ? stats.size : undefined), () => undefined);
+    // The version on disk is asked with If-None-Match: an event for what the mirror already has costs no bytes.
+    const localEtag = known !== undefined && sizeOnDisk === known.size ? known.etag : undefined;
+    const { file } = event;
+    const result = await transferFile(client, {
+      symbol: file.symbol,
+      name: path,
+      destination,
+      expected: { etag: file.etag, size: file.size, ...(file.sha256 !== undefined && { sha256: file.sha256 }) },
+      ...(localEtag !== undefined && { localEtag }),
+      signal,
+      maxAttempts: options.maxAttempts ?? 3,
+    });
+    if (result.outcome === 'not_modified') return reportOf(event, 'not_modified');
+    await manifest.set(path, {
+      symbol: file.symbol,
+      etag: result.etag,
+      size: result.size,
+      md5: result.md5,
+      ...(result.lastModified !== undefined && { lastModified: result.lastModified }),
+    });
+    return { ...reportOf(event, 'downloaded'), bytes: result.bytesTransferred };
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const code = isClientError(error) ? error.code : event.type === 'file.withdrawn' ? 'delete_failed' : 'protocol_error';
+    return { ...reportOf(event, 'failed'), error: { code, message: error instanceof Error ? error.message : String(error) } };
+  }
+}
+
+function reportOf(event: ChangeEvent, outcome: ChangeOutcome): ChangeReport {
+  return { id: event.id, type: event.type, path: event.file.fileName, symbol: event.file.symbol, outcome, bytes: 0 };
+}
