@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +9,7 @@ import { TableChangeLog } from '../../src/adapters/changes/table-change-log.js';
 import { tablesFromConnectionString } from '../../src/adapters/changes/table-storage.js';
 import type { FileChange } from '../../src/domain/changes.js';
 import type { ChangeLog } from '../../src/domain/ports.js';
-import { AZURITE_ACCOUNT, AZURITE_KEY, sharedAzuriteTables } from '../support/azurite.js';
+import { sharedAzuriteTables, tableConnectionString, uniqueTableName } from '../support/azurite.js';
 
 /** The ChangeLog port's contract, run against every adapter. */
 
@@ -21,14 +20,6 @@ interface Subject {
   /** Simulates a writer that died after writing rows of a batch but before committing it. */
   readonly crashMidAppend?: (changes: readonly FileChange[]) => Promise<void>;
   close(): Promise<void>;
-}
-
-export function tableConnectionString(tableEndpoint: string): string {
-  return `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};TableEndpoint=${tableEndpoint};`;
-}
-
-export function uniqueTableName(prefix: string): string {
-  return `${prefix}${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
 }
 
 const adapters: { name: string; crashable?: true; make: () => Promise<Subject> }[] = [

@@ -1,3 +1,4 @@
+import type { PipelinePolicy } from '@azure/core-rest-pipeline';
 import { RestError, TableClient, type TableEntityResult, type TransactionAction } from '@azure/data-tables';
 import { StorageUnavailable } from '../../domain/errors.js';
 
@@ -10,6 +11,8 @@ import { StorageUnavailable } from '../../domain/errors.js';
 export interface TableClientOptions {
   readonly responseTimeoutMs?: number;
   readonly maxTries?: number;
+  /** Called once per HTTP request sent (tests count storage calls with it). */
+  readonly onRequest?: () => void;
 }
 
 /** Makes the client of one table; the wiring decides the endpoint and the credential. */
@@ -21,7 +24,18 @@ export function tablesFromConnectionString(connectionString: string, options: Ta
     TableClient.fromConnectionString(connectionString, tableName, {
       allowInsecureConnection: /DefaultEndpointsProtocol=http;|TableEndpoint=http:/i.test(connectionString),
       retryOptions: { maxRetries: Math.max(0, (options.maxTries ?? 3) - 1) },
+      ...(options.onRequest !== undefined && { additionalPolicies: [{ policy: countingPolicy(options.onRequest), position: 'perRetry' as const }] }),
     });
+}
+
+function countingPolicy(onRequest: () => void): PipelinePolicy {
+  return {
+    name: 'dfgCountRequests',
+    sendRequest: (request, next) => {
+      onRequest();
+      return next(request);
+    },
+  };
 }
 
 /** The key characters Table Storage refuses (`/ \ # ?`, controls) and `%` are percent-encoded. */
