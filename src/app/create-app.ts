@@ -23,6 +23,10 @@ import { createS3Api } from '../adapters/s3/s3-api.js';
 import { S3Credentials } from '../adapters/s3/s3-credentials.js';
 import { JoseSigner } from '../adapters/signing/jose-signer.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
+import { memoryChangeStores, type ChangeStores } from '../adapters/changes/change-stores.js';
+import { NodeContentHasher } from '../adapters/changes/node-content-hasher.js';
+import { ChangeScanner } from '../application/change-scanner.js';
+import { LeaderDuties } from '../application/leader-duties.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../application/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
@@ -31,7 +35,7 @@ import { EventBus } from '../application/events.js';
 import { FileAccess } from '../application/file-access.js';
 import { Metering } from '../application/metering.js';
 import { MonthlyQuota } from '../domain/monthly-quota.js';
-import type { BlobStore, ClientRegistry, Clock, CountedVersionsFactory, QuotaLedger, RateLimitStores, SecretHasher, Signer } from '../domain/ports.js';
+import type { BlobStore, ChangeLog, ChecksumStore, ClientRegistry, Clock, CountedVersionsFactory, QuotaLedger, RateLimitStores, SecretHasher, Signer } from '../domain/ports.js';
 import { ROWS_PER_SLICE } from '../domain/slices.js';
 import type { GatewayConfig } from './config.js';
 import { builtPortalDir, openApiDefinitionPath } from './package-root.js';
@@ -68,6 +72,11 @@ export interface AppAdapters {
    * gateway signs and serves its own links when absent (the local folder store).
    */
   readonly storageLinks?: (link: DirectLinkRequest) => Promise<string>;
+  /**
+   * Where the change feed keeps its log, checksums, scan state and lease (CHANGES_*: Table Storage
+   * on Azure, a folder locally); this process's memory when absent.
+   */
+  readonly changeStores?: ChangeStores;
 }
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -77,6 +86,15 @@ export interface Gateway {
   readonly app: Express;
   /** Resolves once every download answered so far has settled (its refund done, its audit record written). */
   readonly settled: () => Promise<void>;
+  /** The fleet's ordered log of every client's changes (what `GET /changes` and webhooks read). */
+  readonly changeLog: ChangeLog;
+  /** The SHA-256 of file versions, as the scanner computed them (`sha256` of `/info`, `/list`, S3). */
+  readonly checksums: ChecksumStore;
+  /**
+   * What the holder of the scanner lease does: `tick()` renews the lease and scans when due (the
+   * server calls it on a timer, see `runLeaderDuties`); `afterScan(duty)` adds a duty the holder runs after each scan.
+   */
+  readonly leaderDuties: LeaderDuties;
 }
 
 /**
@@ -185,7 +203,69 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     s3: s3Door(config, { files, downloads, metering, auth, clock, idleTimeoutMs, signer }),
     listCursors: new ListCursors(signer),
   });
-  return { app, settled: () => downloads.settled() };
+  const changeStores = adapters.changeStores ?? memoryChangeStores();
+  const leaderDuties = new LeaderDuties({
+    lease: changeStores.lease,
+    scanner: new ChangeScanner({
+      store,
+      indexes: new BlobIndexSource(store, config.indexMaxBytes),
+      registry,
+      log: changeStores.log,
+      checksums: changeStores.checksums,
+      hasher: new NodeContentHasher(),
+      state: changeStores.state,
+      clock,
+      backlogBytesPerSecond: BACKLOG_HASH_BYTES_PER_SECOND,
+    }),
+    log: changeStores.log,
+    clock,
+    scanEveryMs: config.changes.scanSeconds * 1000,
+    retentionMs: config.changes.retentionDays * 24 * 3600 * 1000,
+    onError: (error, what) => logger.error({ err: error }, `change scanner: ${what} failed`),
+    onScan: (report) => {
+      if (report.first || report.changes > 0) logger.info({ ...report }, 'change scanner: scan done');
+    },
+    onLeadership: (held) => logger.info({ held }, held ? 'change scanner: this instance holds the scanner lease' : 'change scanner: lease held elsewhere'),
+  });
+  return { app, settled: () => downloads.settled(), changeLog: changeStores.log, checksums: changeStores.checksums, leaderDuties };
+}
+
+/**
+ * How fast the versions stored before the first scan are read for their SHA-256: 16 MiB per second
+ * of time between scans (about 1 GiB per 60 s scan), a fixed rate that keeps storage egress and
+ * the scanner's CPU modest while a large container is caught up on in hours, not weeks.
+ */
+export const BACKLOG_HASH_BYTES_PER_SECOND = 16 * 1024 * 1024;
+
+/** How often every instance renews or tries the scanner lease (a dead holder's lease expires 45 s after its last renewal). */
+export const LEASE_TICK_MS = 15_000;
+
+/**
+ * Runs the leader duties on a timer (a tick every 15 s) until the returned `stop` is called, which
+ * waits for a scan in progress and releases the lease (within `timeoutMs`).
+ */
+export function runLeaderDuties(duties: LeaderDuties, logger: Logger, tickMs = LEASE_TICK_MS): { stop: (timeoutMs: number) => Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const tick = (): void => {
+    running = duties.tick().catch((error: unknown) => logger.error({ err: error }, 'change scanner: tick failed'));
+  };
+  const timer = setInterval(tick, tickMs);
+  timer.unref();
+  tick();
+  return {
+    stop: async (timeoutMs) => {
+      clearInterval(timer);
+      let timeout: NodeJS.Timeout | undefined;
+      const expired = new Promise<void>((resolve) => {
+        timeout = setTimeout(() => {
+          logger.warn('change scanner: still scanning at shutdown; the lease expires on its own');
+          resolve();
+        }, timeoutMs);
+      });
+      await Promise.race([running.then(() => duties.stop()), expired]).catch((error: unknown) => logger.warn({ err: error }, 'change scanner: lease not released'));
+      clearTimeout(timeout);
+    },
+  };
 }
 
 /** The S3-compatible API (S3_API=on): a door of its own over the same use cases. */
