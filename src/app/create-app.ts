@@ -216,6 +216,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
       state: changeStores.state,
       clock,
       backlogBytesPerSecond: BACKLOG_HASH_BYTES_PER_SECOND,
+      slices: { yieldToLoop, stepsPerSlice: ROWS_PER_SLICE },
     }),
     log: changeStores.log,
     clock,

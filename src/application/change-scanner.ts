@@ -14,6 +14,7 @@ import type {
   ScanState,
   ScanStateStore,
 } from '../domain/ports.js';
+import { Slicer, type SliceBudget } from '../domain/slices.js';
 import { isReleasedAt } from '../domain/subscription.js';
 
 export interface ChangeScannerDependencies {
@@ -30,6 +31,8 @@ export interface ChangeScannerDependencies {
    * second of time between two scans (each scan spends what the time since the previous one allows).
    */
   readonly backlogBytesPerSecond: number;
+  /** Long passes (a listing of 100,000 blobs, an index of a million rows) give the event loop a turn every slice. */
+  readonly slices: SliceBudget;
 }
 
 /** What one scan did, for logs, metrics and tests. */
@@ -109,7 +112,9 @@ export class ChangeScanner {
     let added = 0;
     let changed = 0;
     let removed = 0;
+    const slicer = new Slicer(this.#deps.slices);
     for (const [path, blob] of blobs) {
+      if (slicer.spent()) await slicer.pause();
       const before = previous.blobs.get(path);
       if (before === undefined) added += 1;
       else if (before.etag !== blob.etag) changed += 1;
@@ -117,6 +122,7 @@ export class ChangeScanner {
       changedPaths.push(path);
     }
     for (const path of previous.blobs.keys()) {
+      if (slicer.spent()) await slicer.pause();
       if (blobs.has(path)) continue;
       removed += 1;
       changedPaths.push(path);
@@ -156,10 +162,10 @@ export class ChangeScanner {
       if (formerIndex === undefined) continue;
       let changes: readonly SymbolChange[];
       if (formerIndex === indexPath) {
-        changes = byIndex.get(indexPath) ?? this.#indexChanges(indexPath, changedPaths, reread.has(indexPath), context);
+        changes = byIndex.get(indexPath) ?? (await this.#indexChanges(indexPath, changedPaths, reread.has(indexPath), context));
         byIndex.set(indexPath, changes);
       } else {
-        changes = this.#viewChanges(formerIndex, indexPath, undefined, context);
+        changes = await this.#viewChanges(formerIndex, indexPath, undefined, context);
       }
       for (const change of changes) found.push({ clientId, change });
     }
@@ -186,7 +192,7 @@ export class ChangeScanner {
       await this.#deps.state.save(state);
     }
     this.#state = state;
-    this.#keepViews(indexes);
+    await this.#keepViews(indexes);
 
     const elapsedSeconds = Math.max(0, Math.min(300, (now.getTime() - previous.scannedAt.getTime()) / 1000));
     const backlogHashedBytes = await this.#hashBacklog(state, elapsedSeconds * this.#deps.backlogBytesPerSecond);
@@ -207,10 +213,10 @@ export class ChangeScanner {
   async #firstScan(now: Date, blobs: Map<string, ScannedBlob>, clients: Map<string, string>): Promise<ScanReport> {
     const indexes = new Map<string, { version: string | undefined; rows: readonly ScannedRow[] }>();
     for (const indexPath of new Set(clients.values())) indexes.set(indexPath, await this.#readIndex(indexPath, [], blobs.get(indexPath)?.etag));
-    const state: ScanState = { scannedAt: now, blobs, indexes, clients, backlog: [...blobs.keys()].sort() };
+    const state: ScanState = { scannedAt: now, blobs, indexes, clients, backlog: [...blobs.keys()] };
     await this.#deps.state.save(state);
     this.#state = state;
-    this.#keepViews(indexes);
+    await this.#keepViews(indexes);
     return { first: true, listed: blobs.size, added: 0, changed: 0, removed: 0, indexesRead: indexes.size, changes: 0, hashedBytes: 0, backlogHashedBytes: 0, backlogLeft: state.backlog.length };
   }
 
@@ -223,9 +229,11 @@ export class ChangeScanner {
     try {
       const loaded = await this.#deps.indexes.load(indexPath, () => new FileCatalogBuilder());
       if (loaded === undefined) return { version: undefined, rows: [] };
-      const { catalog } = loaded.rows.build(loaded.version);
+      const { catalog } = await loaded.rows.buildInSlices(loaded.version, this.#deps.slices);
       const rows: ScannedRow[] = [];
+      const slicer = new Slicer(this.#deps.slices);
       for (const entry of catalog) {
+        if (slicer.spent()) await slicer.pause();
         rows.push({
           symbol: entry.symbol,
           fileName: entry.fileName,
@@ -241,29 +249,42 @@ export class ChangeScanner {
   }
 
   /** The changes of the view of every client of `indexPath` that kept it: only the rows touched. */
-  #indexChanges(indexPath: string, changedPaths: readonly string[], reread: boolean, context: DiffContext): readonly SymbolChange[] {
-    const before = this.#view(indexPath, context.before.indexes.get(indexPath)?.rows ?? []);
-    const after = this.#view(indexPath, context.indexes.get(indexPath)?.rows ?? [], true);
+  async #indexChanges(indexPath: string, changedPaths: readonly string[], reread: boolean, context: DiffContext): Promise<readonly SymbolChange[]> {
+    const beforeRows = context.before.indexes.get(indexPath)?.rows ?? [];
+    const afterRows = context.indexes.get(indexPath)?.rows ?? [];
+    const after = await this.#view(indexPath, afterRows, true);
+    const before = beforeRows === afterRows ? after : await this.#view(indexPath, beforeRows);
+    const slicer = new Slicer(this.#deps.slices);
     const candidates = new Set<string>();
     for (const path of changedPaths) {
+      if (slicer.spent()) await slicer.pause();
       for (const symbol of before.byPath.get(path) ?? []) candidates.add(symbol);
       for (const symbol of after.byPath.get(path) ?? []) candidates.add(symbol);
     }
     if (reread) {
-      for (const [symbol, row] of after.bySymbol) if (!sameRow(row, before.bySymbol.get(symbol))) candidates.add(symbol);
-      for (const symbol of before.bySymbol.keys()) if (!after.bySymbol.has(symbol)) candidates.add(symbol);
+      for (const [symbol, row] of after.bySymbol) {
+        if (slicer.spent()) await slicer.pause();
+        if (!sameRow(row, before.bySymbol.get(symbol))) candidates.add(symbol);
+      }
+      for (const symbol of before.bySymbol.keys()) {
+        if (slicer.spent()) await slicer.pause();
+        if (!after.bySymbol.has(symbol)) candidates.add(symbol);
+      }
     }
-    for (const view of [before, after]) for (const symbol of view.boundariesWithin(context.since, context.at)) candidates.add(symbol);
+    for (const view of new Set([before, after])) for (const symbol of view.boundariesWithin(context.since, context.at)) candidates.add(symbol);
     return this.#viewChanges(indexPath, indexPath, candidates, context);
   }
 
   /** Compares the view of the rows of `formerIndex` then with those of `indexPath` now, for `candidates` (every symbol when absent). */
-  #viewChanges(formerIndex: string, indexPath: string, candidates: ReadonlySet<string> | undefined, context: DiffContext): readonly SymbolChange[] {
-    const before = this.#view(formerIndex, context.before.indexes.get(formerIndex)?.rows ?? []);
-    const after = this.#view(indexPath, context.indexes.get(indexPath)?.rows ?? [], true);
+  async #viewChanges(formerIndex: string, indexPath: string, candidates: ReadonlySet<string> | undefined, context: DiffContext): Promise<readonly SymbolChange[]> {
+    const before = await this.#view(formerIndex, context.before.indexes.get(formerIndex)?.rows ?? []);
+    const after = await this.#view(indexPath, context.indexes.get(indexPath)?.rows ?? [], true);
     const symbols = candidates ?? new Set([...before.bySymbol.keys(), ...after.bySymbol.keys()]);
     const changes: SymbolChange[] = [];
+    const slicer = new Slicer(this.#deps.slices);
+    // Sorted (only the rows touched): the same order on every instance.
     for (const symbol of [...symbols].sort()) {
+      if (slicer.spent()) await slicer.pause();
       const old = before.bySymbol.get(symbol);
       const now = after.bySymbol.get(symbol);
       const oldBlob = old === undefined ? undefined : context.before.blobs.get(old.fileName);
@@ -283,20 +304,20 @@ export class ChangeScanner {
   }
 
   /** The lookups of `rows`, built once per version of the index; kept when they are its rows now (`current`). */
-  #view(indexPath: string, rows: readonly ScannedRow[], current = false): IndexView {
+  async #view(indexPath: string, rows: readonly ScannedRow[], current = false): Promise<IndexView> {
     const kept = this.#views.get(indexPath);
     if (kept !== undefined && kept.rows === rows) return kept.view;
-    const view = new IndexView(rows);
+    const view = await IndexView.build(rows, this.#deps.slices);
     if (current) this.#views.set(indexPath, { rows, view });
     return view;
   }
 
   /** Keeps the lookups of the indexes in `indexes` (their current rows) and forgets the others. */
-  #keepViews(indexes: ReadonlyMap<string, { readonly rows: readonly ScannedRow[] }>): void {
+  async #keepViews(indexes: ReadonlyMap<string, { readonly rows: readonly ScannedRow[] }>): Promise<void> {
     for (const indexPath of this.#views.keys()) if (!indexes.has(indexPath)) this.#views.delete(indexPath);
     for (const [indexPath, { rows }] of indexes) {
       const kept = this.#views.get(indexPath);
-      if (kept === undefined || kept.rows !== rows) this.#views.set(indexPath, { rows, view: new IndexView(rows) });
+      if (kept === undefined || kept.rows !== rows) this.#views.set(indexPath, { rows, view: await IndexView.build(rows, this.#deps.slices) });
     }
   }
 
@@ -358,22 +379,27 @@ interface DiffContext {
 class IndexView {
   readonly bySymbol = new Map<string, ScannedRow>();
   readonly byPath = new Map<string, string[]>();
-  readonly #times: Float64Array;
-  readonly #symbols: string[];
+  #times = new Float64Array(0);
+  #symbols: string[] = [];
 
-  constructor(rows: readonly ScannedRow[]) {
+  static async build(rows: readonly ScannedRow[], slices: SliceBudget): Promise<IndexView> {
+    const view = new IndexView();
+    const slicer = new Slicer(slices);
     const boundaries: { time: number; symbol: string }[] = [];
     for (const row of rows) {
-      this.bySymbol.set(row.symbol, row);
-      const symbols = this.byPath.get(row.fileName);
-      if (symbols === undefined) this.byPath.set(row.fileName, [row.symbol]);
+      if (slicer.spent()) await slicer.pause();
+      view.bySymbol.set(row.symbol, row);
+      const symbols = view.byPath.get(row.fileName);
+      if (symbols === undefined) view.byPath.set(row.fileName, [row.symbol]);
       else symbols.push(row.symbol);
       if (row.from !== null) boundaries.push({ time: row.from, symbol: row.symbol });
       if (row.until !== null) boundaries.push({ time: row.until, symbol: row.symbol });
     }
+    // One sort, of the rows that have a window only (a comparison is a few nanoseconds).
     boundaries.sort((a, b) => a.time - b.time);
-    this.#times = Float64Array.from(boundaries, (b) => b.time);
-    this.#symbols = boundaries.map((b) => b.symbol);
+    view.#times = Float64Array.from(boundaries, (b) => b.time);
+    view.#symbols = boundaries.map((b) => b.symbol);
+    return view;
   }
 
   /** The symbols of the rows with a window boundary in `(since, at]`. */

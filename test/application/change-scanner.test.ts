@@ -9,6 +9,7 @@ import { BlobIndexSource } from '../../src/adapters/index/blob-index-source.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { ChangeScanner } from '../../src/application/change-scanner.js';
 import type { LoggedChange } from '../../src/domain/changes.js';
+import type { SliceBudget } from '../../src/domain/slices.js';
 import type { BlobReadOptions, BlobStore, BlobSummary, ChangeLog, ClientRecord, Clock, ScanStateStore } from '../../src/domain/ports.js';
 import { buildIndexCsv, buildIndexRow, type IndexRow } from '../support/index-csv-builder.js';
 
@@ -53,6 +54,16 @@ class FixedClock implements Clock {
 }
 
 const t0 = new Date('2026-11-24T10:00:00Z');
+
+/** Turns of the event loop the scanner gave, in slices of 1,000 steps. */
+let turns = 0;
+const slices: SliceBudget = {
+  yieldToLoop: () => {
+    turns += 1;
+    return new Promise((resolve) => setImmediate(resolve));
+  },
+  stepsPerSlice: 1_000,
+};
 const minute = 60_000;
 
 function client(clientId: string, indexPath = `indexes/${clientId}.csv`): ClientRecord {
@@ -83,6 +94,7 @@ describe('ChangeScanner', function () {
       state: stateStore,
       clock,
       backlogBytesPerSecond: 0,
+      slices,
     });
   }
 
@@ -235,8 +247,11 @@ describe('ChangeScanner', function () {
       store.reads = 0;
       store.readBytes = 0;
       store.other = 0;
+      turns = 0;
       for (let i = 0; i < 20; i += 1) blobs.put(`bulk/f${i * 100}.csv`, `y${i}`);
       const report = await s.scan();
+      // Two passes over some 2,050 blobs in slices of 1,000: the thread is shared.
+      expect(turns).to.be.at.least(4);
       expect(store.lists).to.equal(1);
       expect(store.reads).to.equal(20);
       expect(store.readBytes).to.equal(report.hashedBytes);
@@ -288,6 +303,7 @@ describe('ChangeScanner', function () {
         state,
         clock,
         backlogBytesPerSecond: 0,
+        slices,
       });
       await dying.scan().then(
         () => expect.fail('the append failed'),
@@ -311,6 +327,7 @@ describe('ChangeScanner', function () {
         state,
         clock,
         backlogBytesPerSecond: 1,
+        slices,
       });
       const first = await s.scan();
       expect(first.backlogLeft).to.equal(4);

@@ -23,6 +23,8 @@ import { buildIndexCsv, buildIndexRow, type IndexRow } from '../support/index-cs
  * have), the lease deciding which one scans, and a clock the test moves (no sleeps).
  */
 
+const slices = { yieldToLoop: () => new Promise<void>((resolve) => setImmediate(resolve)), stepsPerSlice: 5_000 };
+
 class TestClock implements Clock {
   at = Date.now();
   now(): Date {
@@ -102,6 +104,7 @@ function instance(backend: Backend, registry: ClientRegistry, clock: Clock): { d
       state: stores.state,
       clock,
       backlogBytesPerSecond: 0,
+      slices,
     }),
     log: stores.log,
     clock,

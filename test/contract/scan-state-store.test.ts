@@ -22,7 +22,7 @@ const adapters: { name: string; make: () => Promise<{ open: () => ScanStateStore
     name: 'FileScanStateStore (a temporary folder)',
     make: async () => {
       const dir = await mkdtemp(join(tmpdir(), 'dfg-scan-state-'));
-      return { open: () => new FileScanStateStore(join(dir, 'changes', 'scan-state.json')), close: () => rm(dir, { recursive: true, force: true }) };
+      return { open: () => new FileScanStateStore(join(dir, 'changes', 'scan-state.jsonl')), close: () => rm(dir, { recursive: true, force: true }) };
     },
   },
   {

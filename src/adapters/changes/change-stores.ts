@@ -77,7 +77,7 @@ export function folderChangeStores(dir: string, clock: Clock): ChangeStores {
   return {
     log: new FileChangeLog({ dir: join(dir, 'log') }),
     checksums: new FileChecksumStore(join(dir, 'checksums.jsonl')),
-    state: new FileScanStateStore(join(dir, 'scan-state.json')),
+    state: new FileScanStateStore(join(dir, 'scan-state.jsonl')),
     lease: new FileScannerLease({ file: join(dir, 'scanner.lock'), clock, expiryMs: SCANNER_LEASE_EXPIRY_MS }),
   };
 }
