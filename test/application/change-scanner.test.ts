@@ -233,12 +233,13 @@ describe('ChangeScanner', function () {
   });
 
   describe('its cost', function () {
-    it('lists storage once per scan and reads only new versions and changed indexes, however many clients and files', async function () {
-      for (let i = 0; i < 2000; i += 1) blobs.put(`bulk/f${i}.csv`, `x${i}`);
+    it('lists storage once per scan and reads only new versions and changed indexes: 100,000 blobs, 100 clients, 100 changed', async function () {
+      this.timeout(60_000);
+      for (let i = 0; i < 100_000; i += 1) blobs.put(`bulk/f${i}.csv`, `x${i}`);
       const clients: ClientRecord[] = [];
-      for (let c = 0; c < 50; c += 1) {
+      for (let c = 0; c < 100; c += 1) {
         clients.push(client(`c${c}`));
-        index(`c${c}`, Array.from({ length: 40 }, (_, i) => buildIndexRow({ Symbol: `S${c * 40 + i}`, FileName: `bulk/f${c * 40 + i}.csv` })));
+        index(`c${c}`, Array.from({ length: 100 }, (_, i) => buildIndexRow({ Symbol: `S${c * 1000 + i}`, FileName: `bulk/f${c * 1000 + i}.csv` })));
       }
       registry = new InMemoryClientRegistry(clients);
       const s = scanner();
@@ -248,24 +249,24 @@ describe('ChangeScanner', function () {
       store.readBytes = 0;
       store.other = 0;
       turns = 0;
-      for (let i = 0; i < 20; i += 1) blobs.put(`bulk/f${i * 100}.csv`, `y${i}`);
+      for (let c = 0; c < 100; c += 1) blobs.put(`bulk/f${c * 1000}.csv`, `y${c}`);
       const report = await s.scan();
-      // Two passes over some 2,050 blobs in slices of 1,000: the thread is shared.
-      expect(turns).to.be.at.least(4);
+      // Two passes over 100,000 blobs in slices of 1,000: the thread is shared.
+      expect(turns).to.be.at.least(200);
       expect(store.lists).to.equal(1);
-      expect(store.reads).to.equal(20);
+      expect(store.reads).to.equal(100);
       expect(store.readBytes).to.equal(report.hashedBytes);
       expect(store.other).to.equal(0);
-      expect(report.changes).to.equal(20);
-      expect(report.indexesRead).to.equal(0);
-      index('c3', Array.from({ length: 41 }, (_, i) => buildIndexRow({ Symbol: `S${120 + i}`, FileName: `bulk/f${120 + i}.csv` })));
+      expect(report).to.include({ listed: 100_104, changed: 100, changes: 100, indexesRead: 0 });
+      expect(await changesOf('c7')).to.deep.equal(['file.updated S7000']);
+      index('c3', Array.from({ length: 101 }, (_, i) => buildIndexRow({ Symbol: `S${3000 + i}`, FileName: `bulk/f${3000 + i}.csv` })));
       store.reads = 0;
       store.other = 0;
       const next = await s.scan();
       expect(next.indexesRead).to.equal(1);
       // The new index version is read (its properties and bytes), and hashed as any new version.
       expect(store.reads).to.equal(2);
-      expect(await changesOf('c3')).to.include('file.released S160');
+      expect(await changesOf('c3')).to.deep.equal(['file.updated S3000', 'file.released S3100']);
     });
   });
 
