@@ -17,6 +17,8 @@ interface Subject {
   readonly other?: () => ChecksumStore;
   /** Storage calls made so far, where they can be counted. */
   readonly calls?: () => number;
+  /** Another instance with a small cache. */
+  readonly small?: () => ChecksumStore;
   close(): Promise<void>;
 }
 
@@ -41,7 +43,9 @@ const adapters: { name: string; make: () => Promise<Subject> }[] = [
       const name = uniqueTableName('checksums');
       // `staleAfterMs: 0`: a version missing from the cache reads its folder again at once.
       const open = (): ChecksumStore => new TableChecksumStore(tables(name), { clock, staleAfterMs: 0 });
-      return { store: open(), other: open, calls: () => calls, close: async () => void (await tables(name).deleteTable()) };
+      // A cache of 64 KiB: a folder of more than some 60 files is too big to keep, and is asked by name.
+      const small = (): ChecksumStore => new TableChecksumStore(tables(name), { clock, staleAfterMs: 0, cacheBytes: 64 * 1024 });
+      return { store: open(), other: open, small, calls: () => calls, close: async () => void (await tables(name).deleteTable()) };
     },
   },
 ];
@@ -116,6 +120,15 @@ for (const adapter of adapters) {
         const again = (subject.calls as () => number)();
         await other.lookup(versions);
         expect((subject.calls as () => number)() - again).to.equal(0);
+
+        // With a small cache, each folder of 250 is asked by name (14 a query), and memory stays within the bound.
+        const small = (subject.small as () => ChecksumStore)();
+        const some = versions.filter((_, i) => i % 10 === 0);
+        expect((await small.lookup(some)).size).to.equal(100);
+        const byName = (subject.calls as () => number)();
+        expect((await small.lookup(some)).size).to.equal(100);
+        // Four folders of 25 asked names: two queries each.
+        expect((subject.calls as () => number)() - byName).to.equal(8);
       });
     }
   });

@@ -16,7 +16,8 @@ export interface TableChecksumStoreOptions {
  * the file's name), so that the files of a listing, which share few folders, are found with a
  * query per folder rather than a call per file. Each instance keeps the folders it read in a cache
  * bounded in bytes; a version missing from a folder read more than `staleAfterMs` ago reads the
- * folder again (another instance may have recorded it since).
+ * folder again (another instance may have recorded it since). A folder bigger than a quarter of
+ * the cache is never cached: its versions are asked by name, 14 a query.
  */
 export class TableChecksumStore implements ChecksumStore {
   readonly #table: TableClient;
@@ -26,6 +27,8 @@ export class TableChecksumStore implements ChecksumStore {
   /** Folder → its checksums, in least-recently-used order (a `Map` keeps insertion order). */
   readonly #folders = new Map<string, CachedFolder>();
   #bytes = 0;
+  /** Folders found too big to cache whole (a quarter of the cache): looked up by name instead. */
+  readonly #largeFolders = new Set<string>();
   #ready: Promise<void> | undefined;
 
   constructor(table: TableClient, options: TableChecksumStoreOptions) {
@@ -59,10 +62,11 @@ export class TableChecksumStore implements ChecksumStore {
       list.push(version);
     }
     for (const [folder, list] of byFolder) {
-      let cached = this.#folders.get(folder);
+      let cached: CachedFolder | undefined = this.#folders.get(folder);
       const now = this.#clock.now().getTime();
       const complete = cached !== undefined && list.every((v) => cached?.entries.get(v.path)?.etag === v.etag);
-      if (cached === undefined || (!complete && now - cached.readAt >= this.#staleAfterMs)) cached = await this.#readFolder(folder, now);
+      if (this.#largeFolders.has(folder)) cached = await this.#readNames(folder, list);
+      else if (cached === undefined || (!complete && now - cached.readAt >= this.#staleAfterMs)) cached = (await this.#readFolder(folder, now)) ?? (await this.#readNames(folder, list));
       else this.#touch(folder, cached);
       for (const version of list) {
         const known = cached.entries.get(version.path);
@@ -72,7 +76,26 @@ export class TableChecksumStore implements ChecksumStore {
     return found;
   }
 
-  async #readFolder(folder: string, now: number): Promise<CachedFolder> {
+  /**
+   * The checksums of `versions` of a folder too big to cache whole, asked by name: 14 names a
+   * query (Table Storage allows 15 comparisons in a filter, one is the partition's), never cached.
+   */
+  async #readNames(folder: string, versions: readonly FileVersion[]): Promise<CachedFolder> {
+    await this.#ensure();
+    const entries = new Map<string, { etag: string; sha256: string }>();
+    const keys = [...new Set(versions.map((v) => nameKey(split(v.path).name)))];
+    for (let start = 0; start < keys.length; start += 14) {
+      const names = keys.slice(start, start + 14).map((key) => odata`RowKey eq ${key}`);
+      const filter = `${odata`PartitionKey eq ${folderKey(folder)}`} and (${names.join(' or ')})`;
+      for await (const row of queryEntities<{ path: string; fileEtag: string; sha256: string }>(this.#table, filter, ['path', 'fileEtag', 'sha256'])) {
+        entries.set(row.path, { etag: row.fileEtag, sha256: row.sha256 });
+      }
+    }
+    return { entries, readAt: 0, bytes: 0 };
+  }
+
+  /** The whole folder, cached; `undefined` (and the folder remembered as large) when it would take more than a quarter of the cache. */
+  async #readFolder(folder: string, now: number): Promise<CachedFolder | undefined> {
     await this.#ensure();
     const entries = new Map<string, { etag: string; sha256: string }>();
     let bytes = 0;
@@ -80,6 +103,11 @@ export class TableChecksumStore implements ChecksumStore {
     for await (const row of queryEntities<{ path: string; fileEtag: string; sha256: string }>(this.#table, filter, ['path', 'fileEtag', 'sha256'])) {
       entries.set(row.path, { etag: row.fileEtag, sha256: row.sha256 });
       bytes += entryBytes(row.path);
+      if (bytes > this.#maxBytes / 4) {
+        if (this.#largeFolders.size >= MAX_LARGE_FOLDERS) this.#largeFolders.delete(this.#largeFolders.values().next().value as string);
+        this.#largeFolders.add(folder);
+        return undefined;
+      }
     }
     const old = this.#folders.get(folder);
     if (old !== undefined) {
@@ -102,7 +130,7 @@ export class TableChecksumStore implements ChecksumStore {
     this.#bytes += bytes;
     for (const [folder, oldest] of this.#folders) {
       if (this.#bytes <= this.#maxBytes) break;
-      // The folder just read is kept for the call that read it, even when bigger than the bound.
+      // The folder just read (at most a quarter of the bound) is kept for the call that read it.
       if (oldest === cached) continue;
       this.#folders.delete(folder);
       this.#bytes -= oldest.bytes;
@@ -117,6 +145,9 @@ export class TableChecksumStore implements ChecksumStore {
     return this.#ready;
   }
 }
+
+/** Folders remembered as too big to cache, at most (the oldest forgotten first). */
+const MAX_LARGE_FOLDERS = 10_000;
 
 interface CachedFolder {
   readonly entries: Map<string, { etag: string; sha256: string }>;
