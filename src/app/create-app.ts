@@ -242,20 +242,35 @@ export const BACKLOG_HASH_BYTES_PER_SECOND = 16 * 1024 * 1024;
 export const LEASE_TICK_MS = 15_000;
 
 /**
- * Runs the leader duties on a timer (a tick every 15 s) until the returned `stop` is called, which
+ * Runs the leader duties on a timer until the returned `stop` is called: a tick at least every 15 s
+ * (the lease's renewal), and when this instance holds the lease, at each scan's due time. `stop`
  * waits for a scan in progress and releases the lease (within `timeoutMs`).
  */
-export function runLeaderDuties(duties: LeaderDuties, logger: Logger, tickMs = LEASE_TICK_MS): { stop: (timeoutMs: number) => Promise<void> } {
+export function runLeaderDuties(duties: LeaderDuties, logger: Logger, renewEveryMs = LEASE_TICK_MS): { stop: (timeoutMs: number) => Promise<void> } {
   let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
   const tick = (): void => {
-    running = duties.tick().catch((error: unknown) => logger.error({ err: error }, 'change scanner: tick failed'));
+    running = duties
+      .tick()
+      .catch((error: unknown) => logger.error({ err: error }, 'change scanner: tick failed'))
+      .finally(() => {
+        if (stopped) return;
+        timer = setTimeout(tick, duties.delayBeforeNextTick(renewEveryMs));
+        timer.unref();
+      });
   };
-  const timer = setInterval(tick, tickMs);
-  timer.unref();
+  // A long scan (a big backlog, a slow store) must not let the lease expire: it is renewed meanwhile.
+  const renewal = setInterval(() => {
+    if (duties.scanning) void duties.tick().catch((error: unknown) => logger.error({ err: error }, 'change scanner: renewal failed'));
+  }, renewEveryMs);
+  renewal.unref();
   tick();
   return {
     stop: async (timeoutMs) => {
-      clearInterval(timer);
+      stopped = true;
+      clearTimeout(timer);
+      clearInterval(renewal);
       let timeout: NodeJS.Timeout | undefined;
       const expired = new Promise<void>((resolve) => {
         timeout = setTimeout(() => {

@@ -47,6 +47,21 @@ export class LeaderDuties {
     this.#duties.push(duty);
   }
 
+  /**
+   * How long to wait before the next tick: `renewEveryMs` (the lease's renewal), or less when this
+   * instance holds the lease and its next scan is due sooner, so that scans keep their schedule.
+   */
+  delayBeforeNextTick(renewEveryMs: number): number {
+    if (!this.#held || this.#scanning !== undefined) return renewEveryMs;
+    const due = this.#lastScan + this.#options.scanEveryMs - this.#options.clock.now().getTime();
+    return Math.max(0, Math.min(renewEveryMs, due));
+  }
+
+  /** Whether a scan (and its duties) is running: a tick meanwhile only renews the lease. */
+  get scanning(): boolean {
+    return this.#scanning !== undefined;
+  }
+
   /** Whether this instance held the lease at its last tick. */
   get leading(): boolean {
     return this.#held;

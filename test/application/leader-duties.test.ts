@@ -113,6 +113,20 @@ describe('LeaderDuties', function () {
     expect(await log.horizon()).to.equal(1);
   });
 
+  it('asks for the next tick at the next scan when that comes before the renewal, so that scans keep their schedule', async function () {
+    const leader = duties(fakeScanner());
+    expect(leader.delayBeforeNextTick(15_000)).to.equal(15_000);
+    await leader.tick();
+    expect(leader.delayBeforeNextTick(15_000)).to.equal(15_000);
+    at += 50_000;
+    expect(leader.delayBeforeNextTick(15_000)).to.equal(10_000);
+    at += 20_000;
+    expect(leader.delayBeforeNextTick(15_000)).to.equal(0);
+    held = false;
+    await leader.tick();
+    expect(leader.delayBeforeNextTick(15_000)).to.equal(15_000);
+  });
+
   it('gives the lease up when stopped', async function () {
     const leader = duties(fakeScanner());
     await leader.tick();
