@@ -75,7 +75,14 @@ export class FileChangeLog implements ChangeLog {
       let from = firstAfter(lines.positions, after);
       const to = Math.min(lines.positions.length, from + (limit - found.length));
       if (from >= to) continue;
-      const file = await open(join(this.#dir, segment.name), 'r');
+      let file;
+      try {
+        file = await open(join(this.#dir, segment.name), 'r');
+      } catch (error) {
+        // Pruned by the writer since the folder was looked at: its changes are past the horizon.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
       try {
         while (from < to) {
           // Neighbouring lines are read in one call, up to 1 MiB at a time.
