@@ -91,8 +91,11 @@ export class ChangeScanner {
 
   async scan(): Promise<ScanReport> {
     const { clock, log } = this.#deps;
-    const now = clock.now();
+    let now = clock.now();
     let previous = this.#state ?? (await this.#deps.state.load());
+    // An instance whose clock is behind the last scanner's never sees time run backwards (a window
+    // would seem to close again): it scans as of the later of the two.
+    if (previous !== undefined && now.getTime() < previous.scannedAt.getTime()) now = previous.scannedAt;
     if (previous?.pending !== undefined) {
       // A scan that saved its changes but may have died before appending them.
       if ((await log.head()) === previous.pending.after) await log.append(previous.pending.changes);

@@ -282,6 +282,21 @@ describe('ChangeScanner', function () {
       expect(await changesOf('beta')).to.deep.equal(['file.withdrawn B']);
     });
 
+    it('never withdraws what a window opened when the new instance\'s clock is behind the last one\'s', async function () {
+      const from = new Date(t0.getTime() + 5 * minute).toISOString();
+      index('acme', [buildIndexRow({ Symbol: 'B', AvailableFrom: from })]);
+      await scanner().scan();
+      clock.advance(6 * minute);
+      await scanner().scan();
+      expect(await changesOf('acme')).to.deep.equal(['file.released B']);
+      clock.advance(-2 * minute);
+      blobs.put('data/b.csv', 'b, second version');
+      await scanner().scan();
+      clock.advance(3 * minute);
+      await scanner().scan();
+      expect(await changesOf('acme')).to.deep.equal(['file.released B', 'file.updated B']);
+    });
+
     it('appends the changes of a scan that saved its state but died before appending them, once', async function () {
       await scanner().scan();
       blobs.put('data/a.csv', 'a2');
