@@ -87,6 +87,25 @@ export interface GatewayConfig {
   readonly s3: { readonly bucket: string } | undefined;
   /** Webhook delivery: the delay before each retry (WEBHOOK_RETRY_SECONDS), and whether http and private addresses may be called. */
   readonly webhooks: { readonly retrySeconds: readonly number[]; readonly allowPrivate: boolean };
+  /** The change scanner and where its log, checksums, state and lease live. */
+  readonly changes: ChangesConfig;
+}
+
+/**
+ * Where the change log and its companions live: Table Storage (and the `dfg-system` container)
+ * of the storage account on Azure, a folder beside CLIENTS_FILE locally, this process's memory for
+ * the embedded default or when no table endpoint can be told from the connection string.
+ */
+export type ChangeStoreConfig =
+  | { readonly kind: 'table-connection-string'; readonly connectionString: string }
+  | { readonly kind: 'table-url'; readonly tableUrl: string }
+  | { readonly kind: 'folder'; readonly dir: string }
+  | { readonly kind: 'memory'; readonly reason: string };
+
+export interface ChangesConfig {
+  readonly scanSeconds: number;
+  readonly retentionDays: number;
+  readonly store: ChangeStoreConfig;
 }
 
 export interface RedisConfig {
@@ -156,6 +175,14 @@ export const CONFIG_TABLE = Object.freeze({
       /^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(value) ? undefined : `"${value}" is not a valid container name (3-63 lowercase letters, digits, single hyphens)`,
     meaning: 'The container holding the data files and the client indexes.',
   }),
+  AZURE_STORAGE_TABLE_URL: text({
+    documentedDefault: "the account's table endpoint",
+    check: (value) => (/^https?:\/\/[^/\s]+(\/[^\s]*)?$/.test(value) ? undefined : 'must be the table endpoint, e.g. https://<account>.table.core.windows.net'),
+    meaning:
+      'With `AZURE_STORAGE_ACCOUNT_URL`: the Table Storage endpoint of the change log and checksums, when it is not the ' +
+      "account's own (`https://<account>.table.core.windows.net`, derived from the blob endpoint). With a connection " +
+      "string, its `TableEndpoint` (or the blob endpoint's `.blob.` host as `.table.`) is used instead.",
+  }),
   DATA_DIR: text({
     documentedDefault: 'bundled `sample-data/`',
     meaning: 'Serve from this local folder instead (when no `AZURE_STORAGE_*` is set).',
@@ -194,6 +221,20 @@ export const CONFIG_TABLE = Object.freeze({
     meaning:
       'An index is used from memory this long; after that its version (ETag) is checked and it is re-read only if ' +
       'it changed. Bounds how long an index update takes to apply.',
+  }),
+  CHANGES_SCAN_SECONDS: wholeNumber({
+    fallback: 60,
+    min: 5,
+    max: 3600,
+    meaning:
+      'How often the one scanner of the fleet (the holder of the scanner lease) lists storage and logs what entered, ' +
+      "changed in or left each client's view (5–3600). A dead holder is replaced within `max(2 x` this`, 60 s)`.",
+  }),
+  CHANGES_RETENTION_DAYS: wholeNumber({
+    fallback: 30,
+    min: 1,
+    max: 365,
+    meaning: 'How long changes are kept in the change log (1–365 days); a feed cursor older than that must start over from `/list`.',
   }),
   LIST_CACHE_SECONDS: wholeNumber({
     fallback: 5,
@@ -591,7 +632,47 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     applicationInsightsConnectionString: values.APPLICATIONINSIGHTS_CONNECTION_STRING,
     s3: values.S3_API ? { bucket: values.S3_BUCKET } : undefined,
     webhooks: { retrySeconds: values.WEBHOOK_RETRY_SECONDS, allowPrivate: values.WEBHOOK_ALLOW_PRIVATE },
+    changes: {
+      scanSeconds: values.CHANGES_SCAN_SECONDS,
+      retentionDays: values.CHANGES_RETENTION_DAYS,
+      store: changeStoreConfig(storage, values.CLIENTS_FILE, values.AZURE_STORAGE_TABLE_URL),
+    },
   };
+}
+
+function changeStoreConfig(storage: StorageConfig, clientsFile: string | undefined, tableUrl: string | undefined): ChangeStoreConfig {
+  if (tableUrl !== undefined && storage.kind !== 'azure-managed-identity') {
+    throw new ConfigError('AZURE_STORAGE_TABLE_URL', 'applies only with AZURE_STORAGE_ACCOUNT_URL (a connection string names its own TableEndpoint)');
+  }
+  switch (storage.kind) {
+    case 'local':
+      return clientsFile === undefined
+        ? { kind: 'memory', reason: 'the embedded default keeps its change log in memory' }
+        : { kind: 'folder', dir: join(dirname(clientsFile), 'changes') };
+    case 'azure-managed-identity': {
+      const derived = storage.accountUrl.replace(/^(https?:\/\/[^/.]+)\.blob\./, '$1.table.').replace(/\/+$/, '');
+      if (tableUrl === undefined && derived === storage.accountUrl.replace(/\/+$/, '')) {
+        throw new ConfigError('AZURE_STORAGE_TABLE_URL', `is required: the table endpoint cannot be told from ${storage.accountUrl}`);
+      }
+      return { kind: 'table-url', tableUrl: (tableUrl ?? derived).replace(/\/+$/, '') };
+    }
+    case 'azure-connection-string':
+      return tableConnection(storage.connectionString);
+  }
+}
+
+/** The connection string with its table endpoint: named, derived from a `*.blob.*` endpoint, or the SDK's for an account name. */
+function tableConnection(connectionString: string): ChangeStoreConfig {
+  if (/(^|;)\s*(TableEndpoint=|UseDevelopmentStorage=true)/i.test(connectionString)) return { kind: 'table-connection-string', connectionString };
+  const blobEndpoint = /(?:^|;)\s*BlobEndpoint=([^;]+)/i.exec(connectionString)?.[1];
+  if (blobEndpoint === undefined) {
+    return /(^|;)\s*AccountName=/i.test(connectionString)
+      ? { kind: 'table-connection-string', connectionString }
+      : { kind: 'memory', reason: 'the connection string names no account or table endpoint' };
+  }
+  const tableEndpoint = blobEndpoint.replace(/^(https?:\/\/[^/.]+)\.blob\./, '$1.table.');
+  if (tableEndpoint === blobEndpoint) return { kind: 'memory', reason: 'the connection string names no TableEndpoint (and its blob endpoint is no *.blob.* host)' };
+  return { kind: 'table-connection-string', connectionString: `${connectionString.replace(/;?\s*$/, ';')}TableEndpoint=${tableEndpoint};` };
 }
 
 type StorageVariable = 'AZURE_STORAGE_CONNECTION_STRING' | 'AZURE_STORAGE_ACCOUNT_URL' | 'AZURE_STORAGE_CONTAINER' | 'DATA_DIR';

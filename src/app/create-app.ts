@@ -9,8 +9,6 @@ import { builtPortalFiles, portalLinkTtlMs, type PortalSettings } from '../adapt
 import { SignedLinks } from '../adapters/http/signed-links.js';
 import { ListCursors } from '../adapters/http/list-cursors.js';
 import { ChangeCursors } from '../adapters/http/change-cursors.js';
-import { MemoryChangeLog } from '../adapters/changes/memory-change-log.js';
-import { MemoryChecksumStore } from '../adapters/changes/memory-checksum-store.js';
 import { loadOpenApi } from '../adapters/http/openapi-contract.js';
 import { memoryCountedVersions } from '../adapters/limits/memory-counted-versions.js';
 import { createDownloadLimit, createRequestLimit } from '../adapters/limits/window-limits.js';
@@ -26,6 +24,10 @@ import { createS3Api } from '../adapters/s3/s3-api.js';
 import { S3Credentials } from '../adapters/s3/s3-credentials.js';
 import { JoseSigner } from '../adapters/signing/jose-signer.js';
 import { JwtTokenStore } from '../adapters/tokens/jwt-token-store.js';
+import { memoryChangeStores, type ChangeStores } from '../adapters/changes/change-stores.js';
+import { NodeContentHasher } from '../adapters/changes/node-content-hasher.js';
+import { ChangeScanner } from '../application/change-scanner.js';
+import { LeaderDuties } from '../application/leader-duties.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../application/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
@@ -103,6 +105,11 @@ export interface AppAdapters {
   readonly checksums?: ChecksumStore;
   /** How often the feed's one watcher reads the log's head while requests wait; every second when absent. */
   readonly changesPollMs?: number;
+  /**
+   * Where the change feed keeps its log, checksums, scan state and lease (CHANGES_*: Table Storage
+   * on Azure, a folder locally); this process's memory when absent.
+   */
+  readonly changeStores?: ChangeStores;
 }
 
 /** How often the long polls' one watcher reads the change log's head: events reach waiting clients within it. */
@@ -131,6 +138,15 @@ export interface Gateway {
   readonly webhookDelivery: WebhookDelivery;
   /** Ends every long poll of the feed now, and makes later ones answer at once: the instance is draining. */
   readonly releaseWaits: () => void;
+  /** The fleet's ordered log of every client's changes (what `GET /changes` and webhooks read). */
+  readonly changeLog: ChangeLog;
+  /** The SHA-256 of file versions, as the scanner computed them (`sha256` of `/info`, `/list`, S3). */
+  readonly checksums: ChecksumStore;
+  /**
+   * What the holder of the scanner lease does: `tick()` renews the lease and scans when due (the
+   * server calls it on a timer, see `runLeaderDuties`); `afterScan(duty)` adds a duty the holder runs after each scan.
+   */
+  readonly leaderDuties: LeaderDuties;
 }
 
 /**
@@ -171,7 +187,8 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   });
   // The one signer: every token, link, session token and cursor, each purpose under its own key.
   const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
-  const checksums = adapters.checksums ?? new MemoryChecksumStore();
+  const changeStores = adapters.changeStores ?? memoryChangeStores();
+  const checksums = adapters.checksums ?? changeStores.checksums;
   const files = new FileAccess({
     entitlement: new Entitlement(catalogs),
     store,
@@ -214,7 +231,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     events,
   });
   const downloads = new Downloads({ files, metering, events, clock });
-  const changeLog = adapters.changeLog ?? new MemoryChangeLog();
+  const changeLog = adapters.changeLog ?? changeStores.log;
   const webhookRegistry = adapters.webhookRegistry ?? new MemoryWebhookRegistry();
   const allowPrivate = config.webhooks.allowPrivate;
   const webhooks = new Webhooks({
@@ -279,7 +296,88 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     changes,
     changeCursors: new ChangeCursors(signer),
   });
-  return { app, settled: () => downloads.settled(), webhookDelivery, releaseWaits: () => changes.close() };
+  const leaderDuties = new LeaderDuties({
+    lease: changeStores.lease,
+    scanner: new ChangeScanner({
+      store,
+      indexes: new BlobIndexSource(store, config.indexMaxBytes),
+      registry,
+      log: changeLog,
+      checksums,
+      hasher: new NodeContentHasher(),
+      state: changeStores.state,
+      clock,
+      backlogBytesPerSecond: BACKLOG_HASH_BYTES_PER_SECOND,
+      slices: { yieldToLoop, stepsPerSlice: ROWS_PER_SLICE },
+    }),
+    log: changeLog,
+    clock,
+    scanEveryMs: config.changes.scanSeconds * 1000,
+    retentionMs: config.changes.retentionDays * 24 * 3600 * 1000,
+    onError: (error, what) => logger.error({ err: error }, `change scanner: ${what} failed`),
+    onScan: (report) => {
+      if (report.first || report.changes > 0) logger.info({ ...report }, 'change scanner: scan done');
+    },
+    onLeadership: (held) => logger.info({ held }, held ? 'change scanner: this instance holds the scanner lease' : 'change scanner: lease held elsewhere'),
+  });
+  // The holder of the scanner lease delivers webhooks after each scan, so one instance of the fleet delivers.
+  leaderDuties.afterScan(async () => {
+    await webhookDelivery.tick();
+  });
+  return { app, settled: () => downloads.settled(), webhookDelivery, releaseWaits: () => changes.close(), changeLog, checksums, leaderDuties };
+}
+
+/**
+ * How fast the versions stored before the first scan are read for their SHA-256: 16 MiB per second
+ * of time between scans (about 1 GiB per 60 s scan), a fixed rate that keeps storage egress and
+ * the scanner's CPU modest while a large container is caught up on in hours, not weeks.
+ */
+export const BACKLOG_HASH_BYTES_PER_SECOND = 16 * 1024 * 1024;
+
+/** How often every instance renews or tries the scanner lease (a dead holder's lease expires 45 s after its last renewal). */
+export const LEASE_TICK_MS = 15_000;
+
+/**
+ * Runs the leader duties on a timer until the returned `stop` is called: a tick at least every 15 s
+ * (the lease's renewal), and when this instance holds the lease, at each scan's due time. `stop`
+ * waits for a scan in progress and releases the lease (within `timeoutMs`).
+ */
+export function runLeaderDuties(duties: LeaderDuties, logger: Logger, renewEveryMs = LEASE_TICK_MS): { stop: (timeoutMs: number) => Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const tick = (): void => {
+    running = duties
+      .tick()
+      .catch((error: unknown) => logger.error({ err: error }, 'change scanner: tick failed'))
+      .finally(() => {
+        if (stopped) return;
+        timer = setTimeout(tick, duties.delayBeforeNextTick(renewEveryMs));
+        timer.unref();
+      });
+  };
+  // A long scan (a big backlog, a slow store) must not let the lease expire: it is renewed meanwhile.
+  const renewal = setInterval(() => {
+    if (duties.scanning) void duties.tick().catch((error: unknown) => logger.error({ err: error }, 'change scanner: renewal failed'));
+  }, renewEveryMs);
+  renewal.unref();
+  tick();
+  return {
+    stop: async (timeoutMs) => {
+      stopped = true;
+      clearTimeout(timer);
+      clearInterval(renewal);
+      let timeout: NodeJS.Timeout | undefined;
+      const expired = new Promise<void>((resolve) => {
+        timeout = setTimeout(() => {
+          logger.warn('change scanner: still scanning at shutdown; the lease expires on its own');
+          resolve();
+        }, timeoutMs);
+      });
+      await Promise.race([running.then(() => duties.stop()), expired]).catch((error: unknown) => logger.warn({ err: error }, 'change scanner: lease not released'));
+      clearTimeout(timeout);
+    },
+  };
 }
 
 /** The S3-compatible API (S3_API=on): a door of its own over the same use cases. */

@@ -17,8 +17,15 @@ import { RedisQuotaLedger } from '../adapters/redis/redis-quota-ledger.js';
 import { redisStores } from '../adapters/redis/redis-rate-limit-stores.js';
 import { GatewayMetrics } from '../adapters/metrics/gateway-metrics.js';
 import { FileQuotaJournal } from '../adapters/quota/file-quota-journal.js';
+import {
+  azureChangeStoresFromAccountUrl,
+  azureChangeStoresFromConnectionString,
+  folderChangeStores,
+  memoryChangeStores,
+  type ChangeStores,
+} from '../adapters/changes/change-stores.js';
 import type { GatewayConfig } from './config.js';
-import { createGateway, systemClock } from './create-app.js';
+import { createGateway, runLeaderDuties, systemClock } from './create-app.js';
 import { webhookRegistryFor } from './webhook-registry.js';
 import { printDemoInstructions } from './demo-instructions.js';
 import { drainOnSignals } from './graceful-shutdown.js';
@@ -26,6 +33,8 @@ import { logReadinessProblems, Readiness } from './readiness.js';
 import type { Telemetry } from './telemetry.js';
 
 const demoClientId = 'demo';
+/** How long the shutdown waits for a scan in progress before leaving the lease to expire. */
+const LEADER_STOP_TIMEOUT_MS = 5_000;
 
 /** The store, and storage's own direct links when it can make them (Azure: SAS URLs). */
 function storeFor(config: GatewayConfig): { store: BlobStore; storageLinks?: (link: DirectLinkRequest) => Promise<string> } {
@@ -41,6 +50,29 @@ function storeFor(config: GatewayConfig): { store: BlobStore; storageLinks?: (li
       return withSasLinks(fromConnectionString(config.storage.connectionString, config.storage.container, azureOptions));
     case 'azure-managed-identity':
       return withSasLinks(fromAccountUrl(config.storage.accountUrl, config.storage.container, azureOptions));
+  }
+}
+
+/** Where the change feed keeps its log, checksums, scan state and lease (see `ChangeStoreConfig`). */
+function changeStoresFor(config: GatewayConfig, logger: Logger): ChangeStores {
+  const timeoutMs = config.storageTimeoutSeconds * 1000;
+  const { store } = config.changes;
+  switch (store.kind) {
+    case 'folder':
+      return folderChangeStores(store.dir, systemClock);
+    case 'memory':
+      if (config.storage.kind !== 'local') logger.warn(`change feed kept in this instance's memory only: ${store.reason}; name a TableEndpoint in AZURE_STORAGE_CONNECTION_STRING`);
+      return memoryChangeStores();
+    case 'table-connection-string':
+      return azureChangeStoresFromConnectionString(
+        config.storage.kind === 'azure-connection-string' ? config.storage.connectionString : store.connectionString,
+        store.connectionString,
+        systemClock,
+        timeoutMs,
+      );
+    case 'table-url':
+      if (config.storage.kind !== 'azure-managed-identity') throw new Error('a table URL needs the account URL');
+      return azureChangeStoresFromAccountUrl(config.storage.accountUrl, store.tableUrl, systemClock, timeoutMs);
   }
 }
 
@@ -111,11 +143,12 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     clock: systemClock,
     onProblem: logReadinessProblems(logger),
   });
-  const { app, settled, releaseWaits } = await createGateway(config, {
+  const { app, settled, releaseWaits, leaderDuties } = await createGateway(config, {
     store,
     registry,
     webhookRegistry: webhookRegistryFor(config),
     logger,
+    changeStores: changeStoresFor(config, logger),
     audit,
     readiness,
     metrics,
@@ -161,6 +194,8 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     stdout.flushSync();
     process.exit(1);
   });
+  // Every instance tries the scanner lease; its holder scans, prunes and runs the duties after each scan.
+  const duties = runLeaderDuties(leaderDuties, logger);
   drainOnSignals({
     server,
     readiness,
@@ -170,6 +205,8 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     cleanUp: async () => {
       // Downloads the drain cut give their unsent bytes back and write their audit records first.
       await settled();
+      // The scan in progress finishes (or is left to the lease's expiry) and the lease is released at once.
+      await duties.stop(LEADER_STOP_TIMEOUT_MS);
       await audit.close();
       await quotaJournal?.close();
       redis?.disconnect();

@@ -151,6 +151,8 @@ export interface ClientRegistry {
   findByAccessKey(accessKeyId: string): Promise<ClientRecord | undefined>;
   /** What keeps the registry from being read right now, or `undefined` when it reads (for readiness). */
   problem(): Promise<string | undefined>;
+  /** Every registered client, enabled or not (the change scanner computes each one's view). Throws as `find`. */
+  all(): Promise<readonly ClientRecord[]>;
 }
 
 /**
@@ -501,4 +503,71 @@ export interface WebhookSender {
 export interface WebhookTargets {
   /** What is wrong with `url` as an endpoint (after resolving its host), or `undefined` when nothing is. */
   problem(url: string): Promise<string | undefined>;
+}
+
+/** Computes digests of content as it streams by. */
+export interface ContentHasher {
+  /** The SHA-256 of every byte of `content`, as 64 lowercase hex digits. */
+  sha256(content: BlobContent): Promise<string>;
+}
+
+/** One stored version as the scanner last saw it. */
+export interface ScannedBlob {
+  readonly etag: string;
+  readonly size: number;
+  readonly lastModified: Date;
+}
+
+/** One row of an index as the scanner last read it: what decides a client's view. */
+export interface ScannedRow {
+  readonly symbol: string;
+  readonly fileName: string;
+  /** Release window in milliseconds, `null` for an unbounded side. */
+  readonly from: number | null;
+  readonly until: number | null;
+}
+
+/**
+ * What the change scanner knew after its last scan, kept durably so that another instance taking
+ * over neither loses nor repeats changes.
+ */
+export interface ScanState {
+  /** When the scan that produced this state listed storage. */
+  readonly scannedAt: Date;
+  /** Every stored blob, by path. */
+  readonly blobs: ReadonlyMap<string, ScannedBlob>;
+  /** Every index some client names, by path: its version and rows (an absent index has none). */
+  readonly indexes: ReadonlyMap<string, { readonly version: string | undefined; readonly rows: readonly ScannedRow[] }>;
+  /** The enabled clients and the index each one names. */
+  readonly clients: ReadonlyMap<string, string>;
+  /** Versions stored before the first scan whose SHA-256 is still to be computed (paths). */
+  readonly backlog: readonly string[];
+  /**
+   * Changes found by this scan, saved before they are appended: the log's head was `after` then,
+   * so whoever loads the state appends them unless the head has moved past them already.
+   */
+  readonly pending?: { readonly after: number; readonly changes: readonly FileChange[] };
+}
+
+/**
+ * Where the scan state lives: a blob in the system container of the account on Azure (never in
+ * the vendor's data container, where listings would show it), a file on the local folder store.
+ */
+export interface ScanStateStore {
+  /** The last state saved, or `undefined` before the first scan. */
+  load(): Promise<ScanState | undefined>;
+  /** Replaces the state, whole. */
+  save(state: ScanState): Promise<void>;
+}
+
+/**
+ * The right to run the change scanner, held by one instance of the fleet at a time (a blob lease on
+ * Azure, a lock file locally). A holder that stops renewing loses it when it expires, so another
+ * instance takes over.
+ */
+export interface ScannerLease {
+  /** Takes the lease if it is free or expired, or renews it when this holder has it; whether it is held now. */
+  acquire(): Promise<boolean>;
+  /** Gives the lease up, if held, so another instance may take it at once. */
+  release(): Promise<void>;
 }

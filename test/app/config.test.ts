@@ -66,6 +66,48 @@ describe('loadConfig', function () {
     });
   });
 
+  describe('the change feed (CHANGES_*, AZURE_STORAGE_TABLE_URL)', function () {
+    const account = { AZURE_STORAGE_CONTAINER: 'data', CLIENTS_FILE: '/home/data/clients.json' };
+
+    it('scans every 60 s and keeps 30 days by default, within bounds', function () {
+      expect(load({}).changes).to.include({ scanSeconds: 60, retentionDays: 30 });
+      expect(load({ CHANGES_SCAN_SECONDS: '5', CHANGES_RETENTION_DAYS: '365' }).changes).to.include({ scanSeconds: 5, retentionDays: 365 });
+      expect(() => load({ CHANGES_SCAN_SECONDS: '4' })).to.throw(ConfigError, /CHANGES_SCAN_SECONDS/);
+      expect(() => load({ CHANGES_RETENTION_DAYS: '0' })).to.throw(ConfigError, /CHANGES_RETENTION_DAYS/);
+    });
+
+    it('keeps the log in changes/ beside CLIENTS_FILE on the local folder store, in memory on the embedded default', function () {
+      expect(load({ DATA_DIR: '/srv/data', CLIENTS_FILE: '/home/gateway/clients.json' }).changes.store).to.deep.equal({ kind: 'folder', dir: '/home/gateway/changes' });
+      expect(load({}).changes.store.kind).to.equal('memory');
+    });
+
+    it("uses the account's table endpoint with AZURE_STORAGE_ACCOUNT_URL, unless AZURE_STORAGE_TABLE_URL names another", function () {
+      expect(load({ ...account, AZURE_STORAGE_ACCOUNT_URL: 'https://acct.blob.core.windows.net/' }).changes.store).to.deep.equal({
+        kind: 'table-url',
+        tableUrl: 'https://acct.table.core.windows.net',
+      });
+      expect(
+        load({ ...account, AZURE_STORAGE_ACCOUNT_URL: 'https://acct.blob.core.windows.net', AZURE_STORAGE_TABLE_URL: 'https://other.table.core.windows.net/' }).changes.store,
+      ).to.deep.equal({ kind: 'table-url', tableUrl: 'https://other.table.core.windows.net' });
+      expect(() => load({ ...account, AZURE_STORAGE_ACCOUNT_URL: 'https://storage.example.net' })).to.throw(ConfigError, /AZURE_STORAGE_TABLE_URL: is required/);
+    });
+
+    it("uses the connection string's TableEndpoint, or its blob endpoint's host as .table.", function () {
+      const named = 'AccountName=a;AccountKey=k;BlobEndpoint=http://127.0.0.1:1/a;TableEndpoint=http://127.0.0.1:2/a;';
+      expect(load({ ...account, AZURE_STORAGE_CONNECTION_STRING: named }).changes.store).to.deep.equal({ kind: 'table-connection-string', connectionString: named });
+      const sas = 'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=2022-11-02&sig=x';
+      expect(load({ ...account, AZURE_STORAGE_CONNECTION_STRING: sas }).changes.store).to.deep.equal({
+        kind: 'table-connection-string',
+        connectionString: `${sas};TableEndpoint=https://acct.table.core.windows.net;`,
+      });
+      expect(load({ ...account, AZURE_STORAGE_CONNECTION_STRING: 'AccountName=a;AccountKey=k;BlobEndpoint=http://127.0.0.1:1/a;' }).changes.store.kind).to.equal('memory');
+      expect(() => load({ ...account, AZURE_STORAGE_CONNECTION_STRING: named, AZURE_STORAGE_TABLE_URL: 'https://x.table.core.windows.net' })).to.throw(
+        ConfigError,
+        /AZURE_STORAGE_TABLE_URL: applies only with AZURE_STORAGE_ACCOUNT_URL/,
+      );
+    });
+  });
+
   describe('PORTAL', function () {
     it('is on by default, and off with PORTAL=off', function () {
       expect(load({}).portal).to.equal(true);

@@ -82,6 +82,12 @@ for (const adapter of adapters) {
       expect(await registry.find('acme')).to.deep.equal(subscriber);
     });
 
+    it('lists every client, enabled or not, with all its fields', async () => {
+      const registry = await given([buildClientRecord(), buildClientRecord({ clientId: 'beta', indexPath: 'b.csv', enabled: false })]);
+      const all = [...(await registry.all())].sort((a, b) => (a.clientId < b.clientId ? -1 : 1));
+      expect(all).to.deep.equal([buildClientRecord(), buildClientRecord({ clientId: 'beta', indexPath: 'b.csv', enabled: false })]);
+    });
+
     it('returns undefined for an unknown client', async () => {
       const registry = await given([buildClientRecord()]);
       expect(await registry.find('nobody')).to.equal(undefined);

@@ -169,10 +169,14 @@ describe('the Azure deployment template (deploy/azure/azuredeploy.json)', functi
     });
 
     it('has the data container, private', function () {
-      const container = only('Microsoft.Storage/storageAccounts/blobServices/containers');
+      const containers = template.resources.filter((resource) => resource.type === 'Microsoft.Storage/storageAccounts/blobServices/containers');
 
-      expect(container.name).to.equal("[format('{0}/default/{1}', parameters('storageAccountName'), parameters('containerName'))]");
-      expect(container.properties).to.deep.equal({ publicAccess: 'None' });
+      expect(containers.map((container) => container.name)).to.deep.equal([
+        "[format('{0}/default/{1}', parameters('storageAccountName'), parameters('containerName'))]",
+        "[format('{0}/default/{1}', parameters('storageAccountName'), variables('systemContainerName'))]",
+      ]);
+      for (const container of containers) expect(container.properties).to.deep.equal({ publicAccess: 'None' });
+      expect(template.variables['systemContainerName']).to.equal('dfg-system');
     });
   });
 
@@ -205,7 +209,22 @@ describe('the Azure deployment template (deploy/azure/azuredeploy.json)', functi
 
       expect(secretReaders).to.have.lengthOf(1);
       expect(secretReaders[0]?.condition).to.equal("[not(empty(parameters('keyVaultName')))]");
-      expect(secretReaders.length + 1).to.equal(assignments().length);
+      expect(secretReaders.length + 3).to.equal(assignments().length);
+    });
+
+    it('give it Storage Blob Data Contributor on the dfg-system container only (the scanner lease and state), never on the data', function () {
+      const writers = assignments().filter((assignment) => roleOf(assignment) === 'ba92f5b4-2d11-453d-a403-e96b0029c9fe');
+
+      expect(writers).to.have.lengthOf(1);
+      expect(writers[0]?.scope).to.equal("[variables('systemContainerScope')]");
+      expect(template.variables['systemContainerScope']).to.match(/containers\/dfg-system'/);
+    });
+
+    it('give it Storage Table Data Contributor on the account (the change log and checksums)', function () {
+      const tables = assignments().filter((assignment) => roleOf(assignment) === '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3');
+
+      expect(tables).to.have.lengthOf(1);
+      expect(tables[0]?.scope).to.equal("[variables('storageAccountScope')]");
     });
 
     it('are in place before the app settings, so that the first start with them can read storage and secrets', function () {

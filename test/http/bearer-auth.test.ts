@@ -73,6 +73,10 @@ class RemovableClientRegistry implements ClientRegistry {
     return this.removed.has(clientId) ? undefined : this.clients.find(clientId);
   }
 
+  async all(): Promise<readonly ClientRecord[]> {
+    return (await this.clients.all()).filter((client) => !this.removed.has(client.clientId));
+  }
+
   async findByAccessKey(accessKeyId: string): Promise<ClientRecord | undefined> {
     const client = await this.clients.findByAccessKey(accessKeyId);
     return client === undefined || this.removed.has(client.clientId) ? undefined : client;

@@ -146,6 +146,9 @@ describe('POST /oauth/token when the client registry fails', function () {
     async findByAccessKey(): Promise<ClientRecord | undefined> {
       throw this.failure;
     }
+    async all(): Promise<readonly ClientRecord[]> {
+      throw this.failure;
+    }
     async problem(): Promise<string | undefined> {
       return this.failure.message;
     }

@@ -462,6 +462,10 @@ describe('POST /oauth/token throttling of wrong secrets', function () {
         if (this.failing) throw new StorageUnavailable('registry storage busy', { retryable: true });
         return this.inner.findByAccessKey(accessKeyId);
       }
+      async all(): Promise<readonly ClientRecord[]> {
+        if (this.failing) throw new StorageUnavailable('registry storage busy', { retryable: true });
+        return this.inner.all();
+      }
       async problem(): Promise<string | undefined> {
         return this.failing ? 'registry storage busy' : undefined;
       }

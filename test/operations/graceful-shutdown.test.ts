@@ -116,6 +116,21 @@ describe('graceful drain on SIGTERM (the real server process)', function () {
     expect(gateway.output()).to.not.include('grace period over');
   });
 
+  it('scans as the holder of the scanner lease, and releases the lease on SIGTERM so that another instance takes it at once', async function () {
+    const { dataDir, clientsFile } = await prepare(workDir);
+    gateway = await startGatewayProcess({ DATA_DIR: dataDir, CLIENTS_FILE: clientsFile, TOKEN_SIGNING_KEY: 'drain-test-signing-key-0123456789abcdef' });
+    const scanned = await gateway.logLine('change scanner: scan done');
+    expect(scanned).to.include({ first: true, listed: 2 });
+    const lock = join(workDir, 'changes', 'scanner.lock');
+    expect(JSON.parse(await readFile(lock, 'utf8'))).to.include({ pid: gateway.pid });
+    expect(await readFile(join(workDir, 'changes', 'scan-state.jsonl'), 'utf8')).to.include('"p":"big.bin"');
+
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).to.equal(0);
+    const left = await readFile(lock, 'utf8').catch((error: NodeJS.ErrnoException) => error.code);
+    expect(left, 'the lock file after the drain').to.equal('ENOENT');
+  });
+
   it('closes what is still open when the grace period is over, and still exits 0', async function () {
     const { dataDir, clientsFile } = await prepare(workDir);
     gateway = await startGatewayProcess({ DATA_DIR: dataDir, CLIENTS_FILE: clientsFile, SHUTDOWN_GRACE_SECONDS: '1', TOKEN_SIGNING_KEY: 'drain-test-signing-key-0123456789abcdef' });

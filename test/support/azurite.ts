@@ -118,6 +118,16 @@ export function withTableEndpoint(connectionString: string, tableEndpoint: strin
   return `${connectionString.replace(/;?$/, ';')}TableEndpoint=${tableEndpoint};`;
 }
 
+/** A connection string of the emulator's account that names only its table endpoint. */
+export function tableConnectionString(tableEndpoint: string): string {
+  return `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};TableEndpoint=${tableEndpoint};`;
+}
+
+/** A table name no other test uses: letters and digits, starting with a letter. */
+export function uniqueTableName(prefix: string): string {
+  return `${prefix}${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
+}
+
 let sharedTables: Promise<RunningAzuriteTables> | undefined;
 
 /** One Azurite table service for the whole mocha run, started by the first test file that asks. */

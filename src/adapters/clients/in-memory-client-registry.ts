@@ -28,6 +28,10 @@ export class InMemoryClientRegistry implements ClientRegistry {
     return [...this.clients.values()].find((client) => client.accessKeyIds?.includes(accessKeyId) === true);
   }
 
+  async all(): Promise<readonly ClientRecord[]> {
+    return [...this.clients.values()];
+  }
+
   async problem(): Promise<string | undefined> {
     return undefined;
   }

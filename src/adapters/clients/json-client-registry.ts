@@ -139,6 +139,10 @@ export class JsonClientRegistry implements ClientRegistry {
     return clientId === undefined ? undefined : snapshot.clients.get(clientId);
   }
 
+  async all(): Promise<readonly ClientRecord[]> {
+    return [...(await this.current()).clients.values()];
+  }
+
   /** Checks the file now (for readiness): what keeps it from being read, or `undefined`. */
   async problem(): Promise<string | undefined> {
     try {

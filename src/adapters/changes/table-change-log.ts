@@ -1,0 +1,270 @@
+import { odata, type TableClient, type TransactionAction } from '@azure/data-tables';
+import { changeId, FILE_CHANGE_TYPES, type FileChange, type FileChangeType, type LoggedChange } from '../../domain/changes.js';
+import { StorageUnavailable } from '../../domain/errors.js';
+import type { ChangeLog } from '../../domain/ports.js';
+import { ensureTable, isStatus, positionKey, queryEntities, safeKey, submitInBatches, tableCall } from './table-storage.js';
+
+/**
+ * The change log on Azure Table Storage, in the storage account that holds the files.
+ *
+ * - One partition per client (`c_<client id>`), row key the zero-padded position: a client's read is
+ *   one range query of its own partition, never a scan of other clients' changes.
+ * - One meta entity (`meta`/`log`) holds `head` (the last position committed) and `horizon` (the
+ *   last position pruned). Only rows at or below `head` are read, so a batch being written is
+ *   invisible until the meta entity commits it, and every instance reads the same order.
+ * - The single writer (the scanner's lease holder) writes each client's rows in batch
+ *   transactions (100 rows each), then moves `head` with an ETag condition, so a second writer
+ *   that lost its lease fails instead of interleaving.
+ * - A writer that died between writing rows and moving `head` leaves rows above `head`. Every
+ *   writer therefore starts a new *epoch* (recorded in the meta entity before it writes any row,
+ *   and again after any failed append) and tags its rows with it; a row counts only when its epoch
+ *   is the one in force at its position, so leftovers of a dead writer never surface, even where
+ *   the next writer does not overwrite them.
+ * - `clients`/`<client id>` entities name the partitions there are, so `prune` can visit each
+ *   (pruning deletes rows found before the cut-off, and moves `horizon` to the last one deleted).
+ */
+export class TableChangeLog implements ChangeLog {
+  readonly #table: TableClient;
+  #ready: Promise<void> | undefined;
+  /** Whether this instance's epoch is recorded and its last append succeeded. */
+  #clean = false;
+  #epoch = 0;
+  #knownClients: Set<string> | undefined;
+
+  constructor(table: TableClient) {
+    this.#table = table;
+  }
+
+  async append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
+    if (changes.length === 0) return [];
+    await this.#ensure();
+    try {
+      let meta = await this.#meta();
+      if (!this.#clean) {
+        this.#epoch = meta.epoch + 1;
+        const epochs = [...meta.epochs, [meta.head + 1, this.#epoch] as const];
+        meta = await this.#writeMeta({ ...meta, epoch: this.#epoch, epochs });
+        this.#clean = true;
+      }
+      const logged = changes.map((change, i) => ({ ...change, id: changeId(meta.head + 1 + i), position: meta.head + 1 + i }));
+      const known = await this.#clients();
+      const byPartition = new Map<string, TransactionAction[]>();
+      const newClients: TransactionAction[] = [];
+      for (const change of logged) {
+        const partition = partitionOf(change.clientId);
+        let actions = byPartition.get(partition);
+        if (actions === undefined) byPartition.set(partition, (actions = []));
+        actions.push(['upsert', toEntity(change, this.#epoch), 'Replace']);
+        if (!known.has(change.clientId)) {
+          known.add(change.clientId);
+          newClients.push(['upsert', { partitionKey: CLIENTS_PARTITION, rowKey: safeKey(change.clientId), clientId: change.clientId }, 'Replace']);
+        }
+      }
+      await submitInBatches(this.#table, newClients);
+      for (const actions of byPartition.values()) await submitInBatches(this.#table, actions);
+      await this.#writeMeta({ ...meta, head: meta.head + logged.length });
+      return logged;
+    } catch (error) {
+      this.#clean = false;
+      this.#knownClients = undefined;
+      throw error;
+    }
+  }
+
+  async read(clientId: string, after: number, limit: number): Promise<readonly LoggedChange[]> {
+    await this.#ensure();
+    const meta = await this.#meta();
+    if (after >= meta.head || limit <= 0) return [];
+    const partition = partitionOf(clientId);
+    const filter = odata`PartitionKey eq ${partition} and RowKey gt ${positionKey(Math.max(0, after))} and RowKey le ${positionKey(meta.head)}`;
+    const found: LoggedChange[] = [];
+    for await (const entity of queryEntities<ChangeEntity>(this.#table, filter, undefined, Math.min(1000, limit))) {
+      const change = fromEntity(clientId, entity);
+      if (change === undefined || entity.epoch !== epochAt(meta.epochs, change.position)) continue;
+      found.push(change);
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  async head(): Promise<number> {
+    await this.#ensure();
+    return (await this.#meta()).head;
+  }
+
+  async horizon(): Promise<number> {
+    await this.#ensure();
+    return (await this.#meta()).horizon;
+  }
+
+  async prune(before: Date): Promise<void> {
+    await this.#ensure();
+    const meta = await this.#meta();
+    let cut = meta.horizon;
+    for await (const client of queryEntities<{ clientId: string }>(this.#table, odata`PartitionKey eq ${CLIENTS_PARTITION}`, ['clientId'])) {
+      const partition = partitionOf(client.clientId);
+      const old: TransactionAction[] = [];
+      const filter = odata`PartitionKey eq ${partition} and time lt ${before}`;
+      for await (const row of queryEntities<object>(this.#table, filter, ['RowKey'])) {
+        const rowKey = row.rowKey ?? '';
+        const position = Number(rowKey);
+        if (!(position <= meta.head)) continue;
+        cut = Math.max(cut, position);
+        old.push(['delete', { partitionKey: partition, rowKey }]);
+      }
+      await submitInBatches(this.#table, old);
+    }
+    if (cut === meta.horizon) return;
+    // Epochs wholly below the horizon can no longer be read: only the one in force there is kept.
+    const epochs = meta.epochs.filter((entry, i) => (meta.epochs[i + 1]?.[0] ?? Infinity) > cut + 1 || entry === meta.epochs.at(-1));
+    await this.#writeMeta({ ...meta, horizon: cut, epochs });
+  }
+
+  #ensure(): Promise<void> {
+    this.#ready ??= ensureTable(this.#table).catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  async #clients(): Promise<Set<string>> {
+    if (this.#knownClients !== undefined) return this.#knownClients;
+    const known = new Set<string>();
+    for await (const client of queryEntities<{ clientId: string }>(this.#table, odata`PartitionKey eq ${CLIENTS_PARTITION}`, ['clientId'])) {
+      known.add(client.clientId);
+    }
+    this.#knownClients = known;
+    return known;
+  }
+
+  async #meta(): Promise<Meta> {
+    return tableCall('read the change log head', async () => {
+      try {
+        const entity = await this.#table.getEntity<MetaEntity>(META_PARTITION, META_ROW);
+        return {
+          etag: entity.etag,
+          head: Number(entity.head),
+          horizon: Number(entity.horizon),
+          epoch: Number(entity.epoch),
+          epochs: JSON.parse(entity.epochs) as [number, number][],
+        };
+      } catch (error) {
+        if (isStatus(error, 404)) return { etag: undefined, head: 0, horizon: 0, epoch: 0, epochs: [] };
+        throw error;
+      }
+    });
+  }
+
+  /** Writes the meta entity unless another writer changed it since it was read. */
+  async #writeMeta(meta: Meta): Promise<Meta> {
+    const entity = {
+      partitionKey: META_PARTITION,
+      rowKey: META_ROW,
+      head: meta.head,
+      horizon: meta.horizon,
+      epoch: meta.epoch,
+      epochs: JSON.stringify(meta.epochs),
+    };
+    try {
+      const answer =
+        meta.etag === undefined
+          ? await this.#table.createEntity(entity)
+          : await this.#table.updateEntity(entity, 'Replace', { etag: meta.etag });
+      return { ...meta, etag: answer.etag };
+    } catch (error) {
+      if (isStatus(error, 409, 412)) {
+        throw new StorageUnavailable('Another writer changed the change log: this instance no longer holds the scanner lease', { cause: error, retryable: true });
+      }
+      return tableCall('write the change log head', () => Promise.reject(error));
+    }
+  }
+}
+
+const META_PARTITION = 'meta';
+const META_ROW = 'log';
+const CLIENTS_PARTITION = 'clients';
+
+interface Meta {
+  readonly etag: string | undefined;
+  readonly head: number;
+  readonly horizon: number;
+  readonly epoch: number;
+  /** `[first position, epoch]`, by position: the epoch in force from each position on. */
+  readonly epochs: readonly (readonly [number, number])[];
+}
+
+interface MetaEntity {
+  head: number;
+  horizon: number;
+  epoch: number;
+  epochs: string;
+}
+
+interface ChangeEntity {
+  type: string;
+  time: Date;
+  symbol: string;
+  fileName: string;
+  size: number;
+  fileEtag: string;
+  uploaded: Date;
+  sha256?: string;
+  epoch: number;
+}
+
+function partitionOf(clientId: string): string {
+  return `c_${safeKey(clientId)}`;
+}
+
+function epochAt(epochs: readonly (readonly [number, number])[], position: number): number | undefined {
+  let found: number | undefined;
+  for (const [start, epoch] of epochs) {
+    if (start > position) break;
+    found = epoch;
+  }
+  return found;
+}
+
+function toEntity(change: LoggedChange, epoch: number): Record<string, unknown> & { partitionKey: string; rowKey: string } {
+  return {
+    partitionKey: partitionOf(change.clientId),
+    rowKey: positionKey(change.position),
+    type: change.type,
+    time: change.time,
+    symbol: change.file.symbol,
+    fileName: change.file.fileName,
+    size: change.file.size,
+    // An entity's own `etag` is the table's; the file's is kept under another name.
+    fileEtag: change.file.etag,
+    uploaded: change.file.uploaded,
+    ...(change.file.sha256 !== undefined && { sha256: change.file.sha256 }),
+    epoch,
+  };
+}
+
+function fromEntity(clientId: string, entity: Partial<ChangeEntity> & { rowKey?: string }): LoggedChange | undefined {
+  const position = Number(entity.rowKey);
+  const type = entity.type as FileChangeType;
+  if (!Number.isSafeInteger(position) || !FILE_CHANGE_TYPES.includes(type) || entity.time === undefined || entity.uploaded === undefined) return undefined;
+  const sha256 = entity.sha256;
+  return {
+    clientId,
+    id: changeId(position),
+    position,
+    type,
+    time: asDate(entity.time),
+    file: {
+      symbol: String(entity.symbol),
+      fileName: String(entity.fileName),
+      size: Number(entity.size),
+      etag: String(entity.fileEtag ?? ''),
+      uploaded: asDate(entity.uploaded),
+      ...(typeof sha256 === 'string' && { sha256 }),
+    },
+  };
+}
+
+function asDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
