@@ -81,7 +81,6 @@ export function drainOnSignals(options: GracefulShutdownOptions): void {
     options.readiness.markShuttingDown();
     options.onDrain?.();
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
-    options.logger.info({ signal, graceSeconds: options.graceMs / 1000 }, 'shutting down: draining the requests in flight');
     const graceOver = setTimeout(() => {
       options.logger.warn('grace period over: closing the connections still open');
       options.server.closeAllConnections();
@@ -95,6 +94,8 @@ export function drainOnSignals(options: GracefulShutdownOptions): void {
       });
     });
     options.server.closeIdleConnections();
+    // Said once the listening socket is closed: whoever reads the line finds new connections refused.
+    options.logger.info({ signal, graceSeconds: options.graceMs / 1000 }, 'shutting down: draining the requests in flight');
   };
   for (const signal of options.signals ?? (['SIGTERM', 'SIGINT'] as const)) process.on(signal, onSignal);
 }
