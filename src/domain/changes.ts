@@ -43,3 +43,15 @@ export interface LoggedChange extends FileChange {
 export function changeId(position: number): string {
   return `chg_${position.toString().padStart(12, '0')}`;
 }
+
+/** What the feed and webhooks say of a changed file, as JSON: the same fields, by the same names, everywhere. */
+export function changedFileFields(file: ChangedFile): Record<string, string | number> {
+  return {
+    symbol: file.symbol,
+    fileName: file.fileName,
+    size: file.size,
+    etag: file.etag,
+    uploaded: file.uploaded.toISOString(),
+    ...(file.sha256 !== undefined && { sha256: file.sha256 }),
+  };
+}

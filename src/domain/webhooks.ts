@@ -1,4 +1,4 @@
-import type { LoggedChange } from './changes.js';
+import { changedFileFields, type LoggedChange } from './changes.js';
 
 /**
  * Webhooks after Standard Webhooks (https://www.standardwebhooks.com/): each change of a client's
@@ -69,14 +69,7 @@ export function webhookBody(change: LoggedChange): string {
   return JSON.stringify({
     type: change.type,
     timestamp: change.time.toISOString(),
-    data: {
-      symbol: file.symbol,
-      fileName: file.fileName,
-      size: file.size,
-      etag: file.etag,
-      uploaded: file.uploaded.toISOString(),
-      ...(file.sha256 !== undefined && { sha256: file.sha256 }),
-    },
+    data: changedFileFields(file),
   });
 }
 

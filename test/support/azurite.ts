@@ -35,41 +35,20 @@ export const EXIT_WITH_PARENT = 'data:text/javascript,process.once("disconnect",
  */
 export async function startAzurite(options: { readonly port?: number } = {}): Promise<RunningAzurite> {
   const startedAt = performance.now();
-  const main = createRequire(import.meta.url).resolve('azurite/dist/src/blob/main.js');
-  const child = fork(
-    main,
-    ['--blobHost', '127.0.0.1', '--blobPort', String(options.port ?? 0), '--inMemoryPersistence', '--skipApiVersionCheck',
-      '--disableTelemetry', '--loose', '--silent'],
-    {
-      // Not the test process's flags: Azurite is plain CommonJS and needs no TypeScript loader.
-      execArgv: ['--import', EXIT_WITH_PARENT],
-      env: { ...process.env, NODE_OPTIONS: '' },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    },
+  const service = await startAzuriteService(
+    'azurite/dist/src/blob/main.js',
+    ['--blobHost', '127.0.0.1', '--blobPort', String(options.port ?? 0)],
+    LISTENING,
   );
-  const killOnExit = (): void => {
-    child.kill('SIGKILL');
+  const blobEndpoint = `${service.url}/${AZURITE_ACCOUNT}`;
+  return {
+    blobEndpoint,
+    connectionString:
+      `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};` +
+      `BlobEndpoint=${blobEndpoint};`,
+    startMs: Math.round(performance.now() - startedAt),
+    stop: service.stop,
   };
-  process.once('exit', killOnExit);
-  try {
-    const url = await listeningUrl(child);
-    const blobEndpoint = `${url}/${AZURITE_ACCOUNT}`;
-    return {
-      blobEndpoint,
-      connectionString:
-        `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};` +
-        `BlobEndpoint=${blobEndpoint};`,
-      startMs: Math.round(performance.now() - startedAt),
-      stop: async () => {
-        process.removeListener('exit', killOnExit);
-        await stopChild(child);
-      },
-    };
-  } catch (error) {
-    process.removeListener('exit', killOnExit);
-    await stopChild(child);
-    throw error;
-  }
 }
 
 export interface RunningAzuriteTables {
@@ -84,23 +63,36 @@ export interface RunningAzuriteTables {
  * string of a real account names both.
  */
 export async function startAzuriteTables(options: { readonly port?: number } = {}): Promise<RunningAzuriteTables> {
-  const main = createRequire(import.meta.url).resolve('azurite/dist/src/table/main.js');
   // The table service does not say which port it was given for 0, so the port is picked here.
   const port = options.port ?? (await freePort());
+  const service = await startAzuriteService('azurite/dist/src/table/main.js', ['--tableHost', '127.0.0.1', '--tablePort', String(port)], TABLE_STARTED);
+  return { tableEndpoint: `http://127.0.0.1:${port}/${AZURITE_ACCOUNT}`, stop: service.stop };
+}
+
+/**
+ * One of Azurite's services (`main`, resolved from this repository) in a child process, so its
+ * memory is not the test process's, with in-memory persistence; resolves with the URL its
+ * `listening` line names once it says it listens.
+ */
+async function startAzuriteService(main: string, hostAndPort: readonly string[], listening: RegExp): Promise<{ readonly url: string; stop(): Promise<void> }> {
   const child = fork(
-    main,
-    ['--tableHost', '127.0.0.1', '--tablePort', String(port), '--inMemoryPersistence', '--skipApiVersionCheck',
-      '--disableTelemetry', '--loose', '--silent'],
-    { execArgv: ['--import', EXIT_WITH_PARENT], env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+    createRequire(import.meta.url).resolve(main),
+    [...hostAndPort, '--inMemoryPersistence', '--skipApiVersionCheck', '--disableTelemetry', '--loose', '--silent'],
+    {
+      // Not the test process's flags: Azurite is plain CommonJS and needs no TypeScript loader.
+      execArgv: ['--import', EXIT_WITH_PARENT],
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    },
   );
   const killOnExit = (): void => {
     child.kill('SIGKILL');
   };
   process.once('exit', killOnExit);
   try {
-    await listeningUrl(child, TABLE_STARTED);
+    const url = await listeningUrl(child, listening);
     return {
-      tableEndpoint: `http://127.0.0.1:${port}/${AZURITE_ACCOUNT}`,
+      url,
       stop: async () => {
         process.removeListener('exit', killOnExit);
         await stopChild(child);

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import type { Request, Response } from 'express';
 import type { ChangeFeed } from '../../application/change-feed.js';
 import type { DownloadTarget, FileAccess } from '../../application/file-access.js';
-import type { LoggedChange } from '../../domain/changes.js';
+import { changedFileFields, type LoggedChange } from '../../domain/changes.js';
 import type { Metering } from '../../application/metering.js';
 import type { Webhooks } from '../../application/webhooks.js';
 import type { WebhookEndpoint } from '../../domain/webhooks.js';
@@ -488,19 +488,11 @@ function releaseWindowOf(entry: CatalogEntry): { availableFrom?: string; availab
 
 /** One event of `/changes` (openapi.yaml `ChangeEvent`). */
 function changeEventJson(change: LoggedChange): object {
-  const { file } = change;
   return {
     id: change.id,
     type: change.type,
     time: change.time.toISOString(),
-    file: {
-      symbol: file.symbol,
-      fileName: file.fileName,
-      size: file.size,
-      etag: file.etag,
-      uploaded: file.uploaded.toISOString(),
-      ...(file.sha256 !== undefined && { sha256: file.sha256 }),
-    },
+    file: changedFileFields(change.file),
   };
 }
 
