@@ -334,6 +334,12 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
  */
 export const BACKLOG_HASH_BYTES_PER_SECOND = 16 * 1024 * 1024;
 
+/**
+ * How often the scanner lease's holder delivers webhooks between scans: the first retry of
+ * WEBHOOK_RETRY_SECONDS's default schedule is 5 s after a failure, so no coarser.
+ */
+export const WEBHOOK_TICK_MS = 5_000;
+
 /** How often every instance renews or tries the scanner lease (a dead holder's lease expires 45 s after its last renewal). */
 export const LEASE_TICK_MS = 15_000;
 

@@ -25,7 +25,7 @@ import {
   type ChangeStores,
 } from '../adapters/changes/change-stores.js';
 import type { GatewayConfig } from './config.js';
-import { createGateway, runLeaderDuties, systemClock } from './create-app.js';
+import { createGateway, runLeaderDuties, systemClock, WEBHOOK_TICK_MS } from './create-app.js';
 import { webhookRegistryFor } from './webhook-registry.js';
 import { printDemoInstructions } from './demo-instructions.js';
 import { drainOnSignals } from './graceful-shutdown.js';
@@ -143,7 +143,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     clock: systemClock,
     onProblem: logReadinessProblems(logger),
   });
-  const { app, settled, releaseWaits, leaderDuties } = await createGateway(config, {
+  const { app, settled, releaseWaits, leaderDuties, webhookDelivery } = await createGateway(config, {
     store,
     registry,
     webhookRegistry: webhookRegistryFor(config),
@@ -196,6 +196,11 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
   });
   // Every instance tries the scanner lease; its holder scans, prunes and runs the duties after each scan.
   const duties = runLeaderDuties(leaderDuties, logger);
+  // Between scans too, the holder delivers every few seconds: the retries keep WEBHOOK_RETRY_SECONDS's delays.
+  const deliveries = setInterval(() => {
+    if (leaderDuties.leading) void webhookDelivery.tick().catch((error: unknown) => logger.error({ err: error }, 'webhook delivery: tick failed'));
+  }, WEBHOOK_TICK_MS);
+  deliveries.unref();
   drainOnSignals({
     server,
     readiness,
@@ -205,6 +210,7 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
     cleanUp: async () => {
       // Downloads the drain cut give their unsent bytes back and write their audit records first.
       await settled();
+      clearInterval(deliveries);
       // The scan in progress finishes (or is left to the lease's expiry) and the lease is released at once.
       await duties.stop(LEADER_STOP_TIMEOUT_MS);
       await audit.close();
