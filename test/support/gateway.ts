@@ -6,7 +6,7 @@ import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-cli
 import { hashSecret } from '../../src/adapters/clients/secret-hash.js';
 import { createHttpServer } from '../../src/adapters/http/http-server.js';
 import { loadConfig, type GatewayConfig } from '../../src/app/config.js';
-import { createApp, type AppAdapters } from '../../src/app/create-app.js';
+import { createGateway, type AppAdapters, type Gateway } from '../../src/app/create-app.js';
 import { bundledSampleDataDir } from '../../src/app/package-root.js';
 import type { BlobStore, ClientRegistry } from '../../src/domain/ports.js';
 import { expectMatchesContract, type HttpResponse } from './contract.js';
@@ -55,6 +55,8 @@ export interface TestGateway {
   readonly baseUrl: string;
   readonly port: number;
   readonly registry: ClientRegistry;
+  /** What the wiring built beside the app: the change feed's leader duties, the webhook delivery, the change log. */
+  readonly core: Pick<Gateway, 'leaderDuties' | 'webhookDelivery' | 'changeLog'>;
   /** Sends the request exactly as written (no URL normalisation) and checks the response against `openapi.yaml`. */
   request(method: string, rawPath: string, options?: RequestOptions): Promise<HttpResponse>;
   /** A fresh bearer token for a registered client. */
@@ -77,13 +79,13 @@ export const hashTestSecret = (secret: string): Promise<string> => hashSecret(se
 
 export const quietLogger: Logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
 
-/** Starts the real app (createApp) on port 0 over the given store. */
+/** Starts the real app (createGateway) on port 0 over the given store. */
 export async function startGateway(options: GatewayOptions): Promise<TestGateway> {
   const registry = options.registry ?? (await registryOf(options.clients ?? []));
   const secrets = new Map((options.clients ?? []).map((client) => [client.clientId, client.secret]));
   const { env, clients: _clients, registry: _registry, ...adapters } = options;
   const config = testConfig(env);
-  const app = await createApp(config, { logger: quietLogger, ...adapters, registry });
+  const { app, leaderDuties, webhookDelivery, changeLog } = await createGateway(config, { logger: quietLogger, ...adapters, registry });
   const server: Server = createHttpServer(app, {
     logger: adapters.logger ?? quietLogger,
     headersTimeoutMs: config.headersTimeoutSeconds * 1000,
@@ -113,6 +115,7 @@ export async function startGateway(options: GatewayOptions): Promise<TestGateway
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     registry,
+    core: { leaderDuties, webhookDelivery, changeLog },
     request,
     tokenFor,
     async get(clientId, rawPath, headers = {}, method = 'GET') {
