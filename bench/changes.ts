@@ -9,7 +9,9 @@
  * versions, uploads of files an index already lists, one deletion) and the scanner scans again.
  * Each such scan is measured at the `BlobStore` port (listings, property reads, content reads and
  * their bytes), in wall time and in this process's CPU time, beside its anchor in the same round: a
- * raw listing of the same store (`list('')` iterated whole, nothing else). The background hashing of
+ * raw listing of the same store (`list('')` iterated whole, nothing else). Then the same on Azure
+ * Blob (Azurite, `--changes-azure-blobs` blobs, 100,000; 0 skips it), each HTTP call counted by the
+ * scale bench's proxy as Azure bills it. The background hashing of
  * versions stored before the first scan is off here (its rate is a budget of its own, not the
  * cost of a change).
  *
