@@ -28,6 +28,7 @@ import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.
 import { freePort } from '../test/support/redis.js';
 import { presignedUrl } from '../test/support/s3-signing.js';
 import { startAnchor, startNginx } from './anchors.js';
+import { runChangesBench } from './changes.js';
 import { runListingBench } from './listing.js';
 import { benchTable, runScaleBench, type ScaleRow } from './scale.js';
 import { runTimingRatios } from './timing-ratios.js';
@@ -52,12 +53,21 @@ const { values: options } = parseArgs({
     'listing-rows': { type: 'string', default: '1000000' },
     'listing-seconds': { type: 'string', default: '60' },
     'listing-cache-seconds': { type: 'string', default: '5' },
+    /** `--only changes`: the change scanner's cost and the feed's delay (bench/changes.ts). */
+    'changes-blobs': { type: 'string', default: '100000' },
+    'changes-clients': { type: 'string', default: '1000' },
+    'changes-changed': { type: 'string', default: '100' },
+    'changes-runs': { type: 'string', default: '3' },
+    'changes-delay-runs': { type: 'string', default: '10' },
+    /** Blobs of the same scan on Azurite (0 skips it): seeding 100,000 takes about a minute and a half. */
+    'changes-azure-blobs': { type: 'string', default: '100000' },
   },
 });
 /**
  * `--only ratios`: the timing ratios the test suite counts as work instead (bench/timing-ratios.ts);
  * `--only downloads|concurrent|local|small`: one section, for profiling; `--only scale`: the scale
- * bench alone (bench/scale.ts); `--only listing`: `/health` during a big S3 listing (bench/listing.ts).
+ * bench alone (bench/scale.ts); `--only listing`: `/health` during a big S3 listing (bench/listing.ts);
+ * `--only changes`: the change scanner's storage calls beside a raw listing, and the feed's delay (bench/changes.ts).
  */
 const section = (name: string): boolean => options.only === undefined || options.only === name;
 const MiB = 1024 * 1024;
@@ -375,6 +385,28 @@ async function listingOnly(): Promise<void> {
   }
 }
 
+async function changesOnly(): Promise<void> {
+  // 100,000 files written to this machine's disk and scanned: in memory (tmpfs) when there is one, as `--only listing`.
+  const workDir = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'gateway-bench-changes-'));
+  try {
+    await runChangesBench(
+      { startGateway: (env, name) => startGateway(env, name), rssOf },
+      {
+        blobs: Number(options['changes-blobs']),
+        clients: Number(options['changes-clients']),
+        changed: Number(options['changes-changed']),
+        runs: Number(options['changes-runs']),
+        delayRuns: Number(options['changes-delay-runs']),
+        azureBlobs: Number(options['changes-azure-blobs']),
+        workDir,
+        write: !options['no-write'],
+      },
+    );
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
 /** The timing ratios the suite no longer asserts, each beside its anchor (bench/timing-ratios.ts). */
 async function ratiosOnly(): Promise<void> {
   console.log('Timing ratios (the suite counts this work; here it is timed)');
@@ -386,6 +418,7 @@ async function main(): Promise<void> {
   if (options.only === 'ratios') return ratiosOnly();
   if (options.only === 'scale') return scaleOnly();
   if (options.only === 'listing') return listingOnly();
+  if (options.only === 'changes') return changesOnly();
   const workDir = await mkdtemp(join(tmpdir(), 'gateway-bench-'));
   const stops: Array<() => Promise<void>> = [];
   let azurite: RunningAzurite | undefined;

@@ -31,7 +31,7 @@ const median = (values: readonly number[]): number => [...values].sort((a, b) =>
 const fmt = (ms: number): string => `${ms.toFixed(ms >= 100 ? 0 : 2)} ms`;
 
 /** Storage calls by kind, as the proxy saw them. */
-class CallCounts {
+export class CallCounts {
   readonly byKind = new Map<string, number>();
   count(kind: string): void {
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
@@ -61,7 +61,7 @@ function kindOf(method: string, url: string): string {
 }
 
 /** A plain reverse proxy to `targetPort` that counts each request storage answered into `counts`. */
-async function countingProxy(targetPort: number, counts: CallCounts): Promise<{ port: number; close(): Promise<void> }> {
+export async function countingProxy(targetPort: number, counts: CallCounts): Promise<{ port: number; close(): Promise<void> }> {
   // A connection per request: a kept-alive one that Azurite has closed meanwhile would fail the
   // request and make the SDK retry it, a call and a back-off that are the proxy's, not the caller's.
   const agent = new Agent({ keepAlive: false });
