@@ -13,15 +13,25 @@ import { fromConnectionString } from '../../src/adapters/storage/azure-blob-stor
 import { LocalFolderBlobStore } from '../../src/adapters/storage/local-folder-blob-store.js';
 import { ChangeScanner, type ScanReport } from '../../src/application/change-scanner.js';
 import { LeaderDuties } from '../../src/application/leader-duties.js';
-import type { BlobStore, ClientRegistry, Clock } from '../../src/domain/ports.js';
+import { EventBus } from '../../src/application/events.js';
+import { WebhookDelivery } from '../../src/application/webhook-delivery.js';
+import { JoseSigner } from '../../src/adapters/signing/jose-signer.js';
+import { FileWebhookRegistry } from '../../src/adapters/webhooks/file-webhook-registry.js';
+import { NodeWebhookSender } from '../../src/adapters/webhooks/node-webhook-sender.js';
+import { TableWebhookRegistry } from '../../src/adapters/webhooks/table-webhook-registry.js';
+import { Webhook } from 'standardwebhooks';
+import { startReceiver, type TestReceiver } from '../webhooks/receiver.js';
+import type { BlobStore, ClientRegistry, Clock, WebhookRegistry } from '../../src/domain/ports.js';
 import { createTestContainer, FAST_FAILING_PIPELINE, sharedAzurite, sharedAzuriteTables, tableConnectionString } from '../support/azurite.js';
 import { buildIndexCsv, buildIndexRow, type IndexRow } from '../support/index-csv-builder.js';
 
 /**
- * The change feed end to end on each real backend: storage written by another tool, two
+ * The change feed and webhooks end to end on each real backend: storage written by another tool, two
  * instances of the scanner with their own adapters over the same stores (as two processes would
  * have), the lease deciding which one scans, and a clock the test moves (no sleeps).
  */
+
+const webhookRootKey = new TextEncoder().encode('change-feed-integration-key-of-32-bytes-at-least');
 
 const slices = { yieldToLoop: () => new Promise<void>((resolve) => setImmediate(resolve)), stepsPerSlice: 5_000 };
 
@@ -37,6 +47,8 @@ interface Backend {
   readonly store: BlobStore;
   /** Change stores as a new process would open them. */
   stores(clock: Clock): ChangeStores;
+  /** The webhook registry as a new process would open it (beside the change log). */
+  webhooks(): WebhookRegistry;
   put(path: string, content: string): Promise<void>;
   remove(path: string): Promise<void>;
   close(): Promise<void>;
@@ -52,10 +64,11 @@ const backends: { name: string; make: () => Promise<Backend> }[] = [
       const system: ContainerClient = await createTestContainer(connectionString, 'change-feed-system');
       const tables = tablesFromConnectionString(tableConnectionString(tableEndpoint), { maxTries: 1 });
       const suffix = data.containerName.replace(/[^a-z0-9]/g, '').slice(-12);
-      const names = { log: `log${suffix}`, checksums: `sums${suffix}` };
+      const names = { log: `log${suffix}`, checksums: `sums${suffix}`, webhooks: `hooks${suffix}` };
       return {
         store: fromConnectionString(connectionString, data.containerName, FAST_FAILING_PIPELINE),
         stores: (clock) => azureChangeStores({ tables: (name) => tables(name === CHANGE_LOG_TABLE ? names.log : names.checksums), systemContainer: system, clock }),
+        webhooks: () => new TableWebhookRegistry(() => tables(names.webhooks)),
         put: async (path, content) => void (await data.getBlockBlobClient(path).upload(content, Buffer.byteLength(content))),
         remove: async (path) => void (await data.deleteBlob(path)),
         close: async () => {
@@ -63,6 +76,7 @@ const backends: { name: string; make: () => Promise<Backend> }[] = [
           await system.deleteIfExists();
           await tables(names.log).deleteTable();
           await tables(names.checksums).deleteTable();
+          await tables(names.webhooks).deleteTable();
         },
       };
     },
@@ -76,6 +90,7 @@ const backends: { name: string; make: () => Promise<Backend> }[] = [
       return {
         store: new LocalFolderBlobStore(dataDir),
         stores: (clock) => folderChangeStores(join(root, 'registry', 'changes'), clock),
+        webhooks: () => new FileWebhookRegistry(join(root, 'registry', 'webhooks.json')),
         put: async (path, content) => {
           await mkdir(dirname(join(dataDir, path)), { recursive: true });
           await writeFile(join(dataDir, path), content);
@@ -116,6 +131,17 @@ function instance(backend: Backend, registry: ClientRegistry, clock: Clock): { d
     onScan: (report) => scans.push(report),
   });
   duties.afterScan(async ({ report }) => void afterScans.push(report.changes));
+  // Each instance delivers webhooks over its own registry and log adapters, as the wiring does, after its scans.
+  const delivery = new WebhookDelivery({
+    registry: backend.webhooks(),
+    log: stores.log,
+    sender: new NodeWebhookSender({ allowPrivate: true, clock }),
+    signer: new JoseSigner({ rootKey: webhookRootKey, clock }),
+    clock,
+    retrySeconds: [5, 300],
+    events: new EventBus(),
+  });
+  duties.afterScan(async () => void (await delivery.tick()));
   return { duties, stores, scans, afterScans };
 }
 
@@ -141,11 +167,15 @@ for (const { name, make } of backends) {
       backend = await make();
     });
 
+    let receivers: Record<'acme' | 'beta', TestReceiver>;
+
     after(async function () {
+      await receivers?.acme.close();
+      await receivers?.beta.close();
       await backend.close();
     });
 
-    it('gives each client exactly its changes, once, across a takeover by another instance', async function () {
+    it('gives each client exactly its changes, once, in its feed and at its webhook endpoint, across a takeover by another instance', async function () {
       await backend.put('data/a.csv', 'a');
       await backend.put('data/b.csv', 'b');
       const opensAt = new Date(clock.at + 150_000).toISOString();
@@ -153,6 +183,15 @@ for (const { name, make } of backends) {
       await index('beta', [buildIndexRow({ Symbol: 'B' })]);
       const first = instance(backend, registry, clock);
       const second = instance(backend, registry, clock);
+      // acme's receiver fails its first delivery; beta's takes every one.
+      receivers = { acme: await startReceiver([{ status: 500 }]), beta: await startReceiver() };
+      const hooks = backend.webhooks();
+      const signer = new JoseSigner({ rootKey: webhookRootKey, clock });
+      const secrets = new Map<string, string>();
+      for (const clientId of ['acme', 'beta'] as const) {
+        const endpoint = await hooks.add({ clientId, url: receivers[clientId].url, createdAt: clock.now(), startsAfter: 0 });
+        secrets.set(clientId, signer.webhookSecret(endpoint.id));
+      }
 
       await first.duties.tick();
       await second.duties.tick();
@@ -200,6 +239,34 @@ for (const { name, make } of backends) {
       const positions = [...(await reader.log.read('acme', 0, 100)), ...(await reader.log.read('beta', 0, 100))].map((c) => c.position).sort((x, y) => x - y);
       expect(positions).to.deep.equal([1, 2, 3, 4, 5, 6]);
       expect(first.afterScans).to.deep.equal([0, 1, 3, 1]);
+
+      // Webhooks: each client's endpoint got exactly its changes, in order, once each after a 2xx
+      // (acme's first again with the same webhook-id after the 500), across the takeover.
+      const delivered = (clientId: 'acme' | 'beta'): string[] =>
+        receivers[clientId].received.map((delivery) => {
+          const body = verifiedAt(secrets.get(clientId) ?? '', delivery.body, delivery.headers) as { type: string; data: { symbol: string } };
+          return `${body.type} ${body.data.symbol}`;
+        });
+      expect(delivered('acme')).to.deep.equal(['file.released C', 'file.released C', 'file.updated B', 'file.released W', 'file.withdrawn C']);
+      expect(delivered('beta')).to.deep.equal(['file.released A', 'file.updated B']);
+      const acmeIds = receivers.acme.received.map((delivery) => String(delivery.headers['webhook-id']));
+      expect(acmeIds[1], 'a retry carries the same webhook-id').to.equal(acmeIds[0]);
+      expect(new Set(acmeIds.slice(1)).size, 'every other delivery its own').to.equal(4);
     });
   });
+}
+
+/** Verifies a delivery with `standardwebhooks` as a receiver whose clock reads the delivery's own timestamp. */
+function verifiedAt(secret: string, body: string, headers: Record<string, string | string[] | undefined>): unknown {
+  const realNow = Date.now;
+  Date.now = () => Number(headers['webhook-timestamp']) * 1000;
+  try {
+    return new Webhook(secret).verify(body, {
+      'webhook-id': String(headers['webhook-id']),
+      'webhook-timestamp': String(headers['webhook-timestamp']),
+      'webhook-signature': String(headers['webhook-signature']),
+    });
+  } finally {
+    Date.now = realNow;
+  }
 }
