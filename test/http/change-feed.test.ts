@@ -40,6 +40,11 @@ class ObservedLog extends MemoryChangeLog {
     return super.head();
   }
 
+  /** How many times the head was read. */
+  get headReadCount(): number {
+    return this.#headReads;
+  }
+
   /** Resolves once the head has been read `count` more times from now. */
   headReads(count: number): Promise<void> {
     return new Promise((resolve) => this.#waiting.push({ at: this.#headReads + count, resolve }));
@@ -181,6 +186,18 @@ describe('GET /changes (the change feed)', function () {
         const refused = await gateway.get('other', `/changes?cursor=${encodeURIComponent(changesCursor)}`);
         expect(refused.status, 'bound to the client it was made for').to.equal(400);
       });
+
+      if (path === '/catalog') {
+        it('/catalog answers a revalidation from its catalog alone: a 304 reads no position of the feed (head reads counted)', async function () {
+          const first = await gateway.get('acme', path);
+          const before = log.headReadCount;
+          const again = await gateway.get('acme', path, { 'if-none-match': String(first.headers['etag']) });
+          expect(again.status).to.equal(304);
+          expect(log.headReadCount - before).to.equal(0);
+          await gateway.get('acme', path);
+          expect(log.headReadCount - before, 'a 200 reads it once').to.equal(1);
+        });
+      }
 
       it(`${path} still answers 304 to its ETag after the feed moved on (the position is not part of the tag)`, async function () {
         const first = await gateway.get('acme', path);

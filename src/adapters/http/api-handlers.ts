@@ -11,7 +11,7 @@ import type { BoundedMemory, Principal } from '../../domain/ports.js';
 import { termStatus } from '../../domain/subscription.js';
 import type { Registry } from 'prom-client';
 import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
-import { cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf, withUntaggedField } from './cacheable-json.js';
+import { answeredNotModified, cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf, withUntaggedField } from './cacheable-json.js';
 import { handleDownload, handleLinkRequest, type DirectLinks, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from '../../http-wire/grammar/request-path.js';
@@ -144,13 +144,16 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
 
     async getCatalog(context) {
       const principal = principalOf(context);
-      // The feed's position before the catalog is read: a change the catalog missed comes after it.
+      // Its tag follows from the index version and the client it names, so a revalidation is answered
+      // from the (cached) catalog alone: a 304 reads no feed position and signs no cursor it would drop.
+      const tagOf = (catalog: FileCatalog): string =>
+        weakTagOf(`catalog v1\0${principal.clientId}\0${catalog.version !== '' ? catalog.version : `serial ${catalog.serial}`}`);
+      if (answeredNotModified(context.req, context.res, tagOf(await deps.files.catalog(principal)))) return;
+      // The feed's position before the catalog sent is read: a change the catalog missed comes after it.
+      // (The position is not part of the tag: a 304 keeps an earlier changesCursor, still a safe one.)
       const changesCursor = deps.changeCursors.encode(principal.clientId, await deps.changes.position());
       const catalog = await deps.files.catalog(principal);
-      // Its tag follows from the index version and the client it names, so it needs no body to compute
-      // (not from the feed's position: a 304 keeps an earlier changesCursor, still a safe one).
-      const version = catalog.version !== '' ? catalog.version : `serial ${catalog.serial}`;
-      const etag = weakTagOf(`catalog v1\0${principal.clientId}\0${version}`);
+      const etag = tagOf(catalog);
       if (catalog.count > keptCatalogRowsMax) {
         // Serialized as it is sent, never kept whole.
         await sendStreamedJson(context.req, context.res, etag, catalogJson(principal.clientId, catalog, changesCursor));

@@ -92,7 +92,11 @@ function drained(res: Response): Promise<boolean> {
   });
 }
 
-function answeredNotModified(req: Request, res: Response, etag: string): boolean {
+/**
+ * Sets the answer's `ETag` and cache policy, and answers `304 Not Modified` when the request's
+ * `If-None-Match` holds the tag (weak comparison); whether it did.
+ */
+export function answeredNotModified(req: Request, res: Response, etag: string): boolean {
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', jsonCacheControl);
   const ifNoneMatch = req.get('if-none-match');
