@@ -9,7 +9,7 @@ import { TableWebhookRegistry } from '../../src/adapters/webhooks/table-webhook-
 import { WebhookLimitReached } from '../../src/domain/errors.js';
 import type { WebhookRegistry } from '../../src/domain/ports.js';
 import { isWebhookId, MAX_WEBHOOKS_PER_CLIENT, type NewWebhookEndpoint } from '../../src/domain/webhooks.js';
-import { AZURITE_ACCOUNT, AZURITE_KEY, sharedAzuriteTables } from '../support/azurite.js';
+import { sharedAzuriteTables, tableConnectionString, uniqueTableName } from '../support/azurite.js';
 import { rejectionOf } from '../support/rejection.js';
 
 /** The WebhookRegistry port's contract, run against every adapter. */
@@ -25,9 +25,7 @@ const newEndpoint = (overrides: Partial<NewWebhookEndpoint> = {}): NewWebhookEnd
 /** A table of its own per registry, on the shared Azurite table service. */
 export async function azuriteWebhookTable(): Promise<TableClient> {
   const { tableEndpoint } = await sharedAzuriteTables();
-  const connectionString = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};TableEndpoint=${tableEndpoint};`;
-  const name = `webhooks${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  return TableClient.fromConnectionString(connectionString, name, { allowInsecureConnection: true, retryOptions: { maxRetries: 0 } });
+  return TableClient.fromConnectionString(tableConnectionString(tableEndpoint), uniqueTableName('webhooks'), { allowInsecureConnection: true, retryOptions: { maxRetries: 0 } });
 }
 
 const adapters: { name: string; make: () => Promise<{ registry: WebhookRegistry; close: () => Promise<void> }> }[] = [

@@ -59,8 +59,7 @@ export interface RunningAzuriteTables {
 
 /**
  * Starts Azurite's table service in a child process of its own, as `startAzurite` does the blob
- * service; `withTableEndpoint` joins its endpoint to a blob connection string, as the connection
- * string of a real account names both.
+ * service; `tableConnectionString` names its endpoint for the table SDK.
  */
 export async function startAzuriteTables(options: { readonly port?: number } = {}): Promise<RunningAzuriteTables> {
   // The table service does not say which port it was given for 0, so the port is picked here.
@@ -103,11 +102,6 @@ async function startAzuriteService(main: string, hostAndPort: readonly string[],
     await stopChild(child);
     throw error;
   }
-}
-
-/** A connection string that names the table endpoint beside the blob one. */
-export function withTableEndpoint(connectionString: string, tableEndpoint: string): string {
-  return `${connectionString.replace(/;?$/, ';')}TableEndpoint=${tableEndpoint};`;
 }
 
 /** A connection string of the emulator's account that names only its table endpoint. */
