@@ -9,6 +9,13 @@ import type { components } from './generated/api-types.js';
 export type Catalog = components['schemas']['Catalog'];
 export type FileList = components['schemas']['FileList'];
 export type ListedFile = components['schemas']['ListedFile'];
+
+/** Every listed file, and a change feed position the whole listing is known to include. */
+export interface ListSnapshot {
+  readonly files: ListedFile[];
+  /** The last page's `changesCursor`: follow `changes()` from it (absent from a gateway without a change feed). */
+  readonly changesCursor?: string;
+}
 export type FileCount = components['schemas']['FileCount'];
 export type FileInfo = components['schemas']['FileInfo'];
 export type S3Credentials = components['schemas']['S3Credentials'];

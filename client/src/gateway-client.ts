@@ -15,6 +15,7 @@ import type {
   FileInfo,
   FileList,
   ListedFile,
+  ListSnapshot,
   ListOptions,
   S3Credentials,
 } from './call-types.js';
@@ -58,6 +59,12 @@ export interface GatewayClient {
    * index changed during the listing (`cursor_expired`), up to 3 times.
    */
   listAll(options?: Omit<ListOptions, 'cursor'>): Promise<ListedFile[]>;
+  /**
+   * As `listAll`, and the last page's `changesCursor` (absent from a gateway without a change
+   * feed): a position the whole listing is known to include, whichever instance answered each
+   * page. Follow `changes()` from it to miss no change the listing does not show.
+   */
+  listSnapshot(options?: Omit<ListOptions, 'cursor'>): Promise<ListSnapshot>;
   count(options?: CallOptions): Promise<FileCount>;
   /** The caller's subscription term and monthly byte quota (bytes used this month, remaining, reset time). */
   account(options?: CallOptions): Promise<Account>;
@@ -157,16 +164,22 @@ export function createClient(options: ClientOptions): GatewayClient {
       return answerOf('list', fileListShape, () => api.GET('/list', { ...withSignal(call), params: { query } }));
     },
     async listAll(call = {}) {
+      return (await client.listSnapshot(call)).files;
+    },
+    async listSnapshot(call = {}) {
       for (let attempt = 1; ; attempt += 1) {
         const files: ListedFile[] = [];
         try {
           let cursor: string | undefined;
+          let changesCursor: string | undefined;
           do {
             const page = await client.list({ ...call, limit: call.limit ?? 10_000, cursor });
             files.push(...page.files);
             cursor = page.nextCursor;
+            // Each page's covers it and the pages before it: the last one's covers the listing.
+            changesCursor = page.changesCursor;
           } while (cursor !== undefined);
-          return files;
+          return { files, ...(changesCursor !== undefined && { changesCursor }) };
         } catch (error) {
           if (!(error instanceof GatewayClientError && error.serverCode === 'cursor_expired') || attempt >= listAllAttempts) throw error;
         }

@@ -15,6 +15,7 @@ export type {
   FileInfo,
   FileList,
   ListedFile,
+  ListSnapshot,
   ListOptions,
   S3Credentials,
 } from './call-types.js';

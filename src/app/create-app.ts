@@ -172,6 +172,19 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
       clock,
       onProblem: logReadinessProblems(logger),
     });
+  const changeStores = adapters.changeStores ?? memoryChangeStores();
+  const checksums = adapters.checksums ?? changeStores.checksums;
+  const changeLog = adapters.changeLog ?? changeStores.log;
+  const changes = new ChangeFeed({
+    log: changeLog,
+    checksums,
+    schedule: systemSchedule,
+    pollMs: adapters.changesPollMs ?? changesPollMs,
+    ...changesWaitBounds,
+  });
+  // Read before each check of an index or of which files exist: the position a listing is known to include.
+  const changesPosition = (): Promise<number> => changes.position();
+  const onChangesPositionError = (error: unknown): void => logger.warn({ err: error }, "the change log's position could not be read; listings wait for it");
   const memory = new LruBoundedMemory(config.catalogCacheBytes);
   metrics.observeCatalogMemory(() => memory.stats());
   const catalogs = new CatalogCache({
@@ -184,11 +197,11 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     },
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
     slices: { yieldToLoop, stepsPerSlice: ROWS_PER_SLICE },
+    changesPosition,
+    onChangesPositionError,
   });
   // The one signer: every token, link, session token and cursor, each purpose under its own key.
   const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
-  const changeStores = adapters.changeStores ?? memoryChangeStores();
-  const checksums = adapters.checksums ?? changeStores.checksums;
   const files = new FileAccess({
     entitlement: new Entitlement(catalogs),
     store,
@@ -197,6 +210,8 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     memory,
     yieldToLoop,
     checksums,
+    changesPosition,
+    onChangesPositionError,
   });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,
@@ -231,7 +246,6 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     events,
   });
   const downloads = new Downloads({ files, metering, events, clock });
-  const changeLog = adapters.changeLog ?? changeStores.log;
   const webhookRegistry = adapters.webhookRegistry ?? new MemoryWebhookRegistry();
   const allowPrivate = config.webhooks.allowPrivate;
   const webhooks = new Webhooks({
@@ -250,13 +264,6 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     retrySeconds: config.webhooks.retrySeconds,
     events,
     onError: (error, endpoint) => logger.warn({ err: error, clientId: endpoint?.clientId, webhookId: endpoint?.id }, 'webhook delivery failed to read or record its state'),
-  });
-  const changes = new ChangeFeed({
-    log: changeLog,
-    checksums,
-    schedule: systemSchedule,
-    pollMs: adapters.changesPollMs ?? changesPollMs,
-    ...changesWaitBounds,
   });
   const idleTimeoutMs = config.downloadIdleTimeoutSeconds * 1000;
 

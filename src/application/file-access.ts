@@ -26,6 +26,8 @@ export interface ListPosition {
   readonly version: string;
   readonly row: number;
   readonly lastFileName: string;
+  /** The smallest `changesSeen` of the pages so far, carried so that the last page's is one for the whole listing. */
+  readonly changesSeen?: number;
 }
 
 export interface ListOptions {
@@ -47,6 +49,13 @@ export interface FileListing {
   readonly truncated: boolean;
   /** Where the next page starts, when `truncated`. */
   readonly next?: ListPosition;
+  /**
+   * A change log position this page and every earlier page of the listing are known to include:
+   * every change logged up to it is in what they show, so following the feed from it misses
+   * nothing. The smallest of what the catalog and the storage check it used had seen. `undefined`
+   * without a position source, or while the position cannot be read.
+   */
+  readonly changesSeen: number | undefined;
 }
 
 export interface PathListOptions {
@@ -90,7 +99,17 @@ export interface FileAccessDependencies {
   readonly yieldToLoop: () => Promise<void>;
   /** The SHA-256 of file versions the change scanner computed. */
   readonly checksums: ChecksumStore;
+  /**
+   * The change log's position now (the change feed's), read before each storage check of which
+   * files exist: a listing's `changesSeen`. Absent: listings carry none.
+   */
+  readonly changesPosition?: () => Promise<number>;
+  /** Told when `changesPosition` failed (the storage check goes on, without a position; retried within a second). */
+  readonly onChangesPositionError?: (error: unknown) => void;
 }
+
+/** How soon an existence list kept without the change position it should have is checked again. */
+const positionRetryMs = 1000;
 
 /** A listing's path order, as kept in the bounded memory. */
 interface PathOrder {
@@ -105,6 +124,8 @@ const pathOrderObjectBytes = 160;
 interface KnownFiles {
   readonly at: number;
   readonly files: ExistingFiles;
+  /** The change log's position read before storage was asked (see `FileListing.changesSeen`). */
+  readonly changesSeen: number | undefined;
 }
 
 /**
@@ -113,7 +134,7 @@ interface KnownFiles {
  */
 export class FileAccess {
   /** Storage listings under way, per catalog, so that concurrent requests share one. */
-  readonly #finding = new Map<number, Promise<ExistingFiles>>();
+  readonly #finding = new Map<number, Promise<KnownFiles>>();
   /** Path orders under way, per catalog, so that concurrent listings share one build. */
   readonly #ordering = new Map<number, { readonly existingVersion: number; readonly rows: Promise<Uint32Array> }>();
 
@@ -123,22 +144,45 @@ export class FileAccess {
     return this.deps.entitlement.catalogFor(principal);
   }
 
+  /**
+   * The change log's position a catalog `catalog()` gave is known to include (`/catalog`'s
+   * `changesCursor`); `undefined` without a position source, or while it cannot be read.
+   */
+  catalogChangesSeen(catalog: FileCatalog): number | undefined {
+    return this.deps.entitlement.changesSeen(catalog);
+  }
+
   async list(principal: Principal, options: ListOptions): Promise<FileListing> {
     const catalog = await this.deps.entitlement.catalogFor(principal);
     const start = startRow(catalog, options.from);
     const since = options.modifiedSince?.getTime() ?? -Infinity;
-    const known = this.#freshExistingFiles(catalog);
-    // A later page whose listing is no longer fresh asks storage about the rows it reaches, not the whole catalog.
-    const page =
-      options.from !== undefined && known === undefined
-        ? await this.#pageFromStorage(catalog, start, since, options.limit)
-        : pageOf(catalog, known ?? (await this.#loadExistingFiles(catalog)), start, since, options.limit);
+    const known = this.#freshKnownFiles(catalog);
+    let page: Page;
+    let storageSeen: number | undefined;
+    if (options.from !== undefined && known === undefined) {
+      // A later page whose listing is no longer fresh asks storage about the rows it reaches, not the whole catalog.
+      storageSeen = await this.#changesPosition();
+      page = await this.#pageFromStorage(catalog, start, since, options.limit);
+    } else {
+      const used = known ?? (await this.#loadExistingFiles(catalog));
+      storageSeen = used.changesSeen;
+      page = pageOf(catalog, used.files, start, since, options.limit);
+    }
+    // What this page shows is as old as the older of its two sources; an earlier page's may be older still.
+    // (A cursor made before cursors carried a position has nothing to add.)
+    const earlier = options.from?.changesSeen;
+    const changesSeen = oldest([this.deps.entitlement.changesSeen(catalog), storageSeen, ...(earlier !== undefined ? [earlier] : [])]);
     const next =
       page.truncated && page.lastRow !== -1
-        ? { version: catalog.version, row: page.lastRow + 1, lastFileName: catalog.fileNameAt(page.lastRow) }
+        ? {
+            version: catalog.version,
+            row: page.lastRow + 1,
+            lastFileName: catalog.fileNameAt(page.lastRow),
+            ...(changesSeen !== undefined && { changesSeen }),
+          }
         : undefined;
     const files = await this.#withChecksums(page.files);
-    return { files, count: files.length, limit: options.limit, truncated: page.truncated, ...(next !== undefined && { next }) };
+    return { files, count: files.length, limit: options.limit, truncated: page.truncated, ...(next !== undefined && { next }), changesSeen };
   }
 
   /**
@@ -197,6 +241,17 @@ export class FileAccess {
         if (this.#ordering.get(catalog.serial) === entry) this.#ordering.delete(catalog.serial);
       });
     return entry.rows;
+  }
+
+  /** The change log's position now, or `undefined` (told to `onChangesPositionError`) when it cannot be read. */
+  async #changesPosition(): Promise<number | undefined> {
+    if (this.deps.changesPosition === undefined) return undefined;
+    try {
+      return await this.deps.changesPosition();
+    } catch (error) {
+      this.deps.onChangesPositionError?.(error);
+      return undefined;
+    }
   }
 
   async count(principal: Principal): Promise<number> {
@@ -285,21 +340,22 @@ export class FileAccess {
    * and `/count` polled by many clients cost storage one listing. Kept in the bounded memory.
    */
   private async existingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
-    return this.#freshExistingFiles(catalog) ?? this.#loadExistingFiles(catalog);
+    return (this.#freshKnownFiles(catalog) ?? (await this.#loadExistingFiles(catalog))).files;
   }
 
   /** Asks storage which of the catalog's files exist (concurrent callers share one check), and keeps the answer. */
-  #loadExistingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
+  #loadExistingFiles(catalog: FileCatalog): Promise<KnownFiles> {
     const key = existingKey(catalog);
     let finding = this.#finding.get(catalog.serial);
     if (finding === undefined) {
       // A failure is not kept: the next request asks storage again.
       finding = this.#findExistingFiles(catalog)
-        .then((files) => {
+        .then(({ files, changesSeen }) => {
           // Its age starts when the answer is kept, not when the check began: a check that outlasts
           // listCacheMs would otherwise be stale on arrival, and redone by every request.
-          this.deps.memory.set(key, { at: this.deps.clock.now().getTime(), files } satisfies KnownFiles, files.bytes);
-          return files;
+          const known: KnownFiles = { at: this.deps.clock.now().getTime(), files, changesSeen };
+          this.deps.memory.set(key, known, files.bytes);
+          return known;
         })
         .finally(() => this.#finding.delete(catalog.serial));
       this.#finding.set(catalog.serial, finding);
@@ -307,9 +363,13 @@ export class FileAccess {
     return finding;
   }
 
-  #freshExistingFiles(catalog: FileCatalog): ExistingFiles | undefined {
+  #freshKnownFiles(catalog: FileCatalog): KnownFiles | undefined {
     const known = this.deps.memory.get(existingKey(catalog)) as KnownFiles | undefined;
-    return known !== undefined && this.deps.clock.now().getTime() - known.at < this.deps.listCacheMs ? known.files : undefined;
+    if (known === undefined) return undefined;
+    // Kept without the change position it should have (the log could not be read): asked again soon, the position with it.
+    const missing = this.deps.changesPosition !== undefined && known.changesSeen === undefined;
+    const freshFor = missing ? Math.min(positionRetryMs, this.deps.listCacheMs) : this.deps.listCacheMs;
+    return this.deps.clock.now().getTime() - known.at < freshFor ? known : undefined;
   }
 
   /**
@@ -336,7 +396,9 @@ export class FileAccess {
     return { files, truncated: false, lastRow };
   }
 
-  async #findExistingFiles(catalog: FileCatalog): Promise<ExistingFiles> {
+  async #findExistingFiles(catalog: FileCatalog): Promise<{ readonly files: ExistingFiles; readonly changesSeen: number | undefined }> {
+    // Read before storage is asked: a change logged up to it happened before the listing sees storage.
+    const changesSeen = await this.#changesPosition();
     // A million rows: the paths are gathered, and the answer read, in slices that give the event loop turns.
     const work = new Slicer({ yieldToLoop: this.deps.yieldToLoop, stepsPerSlice: ROWS_PER_SLICE });
     const paths: string[] = new Array<string>(catalog.count);
@@ -345,7 +407,7 @@ export class FileAccess {
       if (work.spent()) await work.pause();
     }
     const found = await this.deps.store.existing(paths);
-    return ExistingFiles.of(catalog, found, work);
+    return { files: await ExistingFiles.of(catalog, found, work), changesSeen };
   }
 }
 
@@ -381,6 +443,16 @@ function existingFileOf(entry: CatalogEntry, blob: BlobSummary): ExistingFile {
     etag: blob.etag,
     ...(blob.contentMd5 !== undefined && { md5: blob.contentMd5 }),
   };
+}
+
+/** The smallest of the positions, or `undefined` when any is (a source without one makes the whole unknown). */
+function oldest(positions: ReadonlyArray<number | undefined>): number | undefined {
+  let smallest = Infinity;
+  for (const position of positions) {
+    if (position === undefined) return undefined;
+    smallest = Math.min(smallest, position);
+  }
+  return smallest;
 }
 
 /** The first of `0..length` for which `isAtOrPast` holds (it holds for every index after it too). */

@@ -21,6 +21,14 @@ export interface CatalogCacheOptions {
    * (`FileCatalog.inSlices`); in one piece when absent.
    */
   readonly slices?: SliceBudget;
+  /**
+   * The change log's position now (the change feed's). Read before each check of an index against
+   * storage, it is the position that catalog is known to include (`changesSeen`): every change
+   * logged up to it happened before the check, so the catalog shows it. Absent: no positions.
+   */
+  readonly changesPosition?: () => Promise<number>;
+  /** Told when `changesPosition` failed: the check goes on, keeping the position it had (an older, safe one). */
+  readonly onChangesPositionError?: (error: unknown) => void;
 }
 
 type Outcome =
@@ -32,7 +40,12 @@ interface CachedOutcome {
   readonly outcome: Outcome;
   readonly version: string | undefined;
   checkedAt: number;
+  /** The change log's position read before the last check that found this outcome (see `changesSeen`). */
+  changesSeen: number | undefined;
 }
+
+/** How soon a catalog whose change position could not be read is checked again (the position with it). */
+const positionRetryMs = 1000;
 
 /** What a cached outcome costs besides its catalog: the objects around it and the version string. */
 const outcomeBytes = 256;
@@ -59,12 +72,23 @@ const releasedBytes = 128;
  */
 export class CatalogCache implements CatalogProvider {
   private readonly inFlight = new Map<string, Promise<CachedOutcome>>();
+  /** The check each handed-out catalog (a whole one or its released rows) came from: its `changesSeen`. */
+  readonly #checks = new WeakMap<FileCatalog, CachedOutcome>();
 
   constructor(private readonly options: CatalogCacheOptions) {}
 
   async catalogAt(indexPath: string): Promise<FileCatalog | undefined> {
     const catalog = await this.#wholeCatalogAt(indexPath);
     return catalog === undefined || !catalog.hasWindows ? catalog : this.#released(catalog);
+  }
+
+  /**
+   * The change log's position read before `catalog` was last found current in storage: every
+   * change logged up to it is in the catalog (a later check that found the index unchanged moves it
+   * on). `undefined` when no position could be read yet, or for a catalog this cache did not hand out.
+   */
+  changesSeen(catalog: FileCatalog): number | undefined {
+    return this.#checks.get(catalog)?.changesSeen;
   }
 
   async unreleasedEntry(indexPath: string, target: { readonly symbol: string } | { readonly path: string }): Promise<CatalogEntry | undefined> {
@@ -78,7 +102,7 @@ export class CatalogCache implements CatalogProvider {
   async #wholeCatalogAt(indexPath: string): Promise<FileCatalog | undefined> {
     const now = this.options.clock.now().getTime();
     const cached = this.options.memory.get(memoryKey(indexPath)) as CachedOutcome | undefined;
-    if (cached !== undefined && now - cached.checkedAt < this.options.refreshAfterMs) {
+    if (cached !== undefined && now - cached.checkedAt < this.#freshFor(cached)) {
       return unwrap(cached.outcome);
     }
     let pending = this.inFlight.get(indexPath);
@@ -87,6 +111,12 @@ export class CatalogCache implements CatalogProvider {
       this.inFlight.set(indexPath, pending);
     }
     return unwrap((await pending).outcome);
+  }
+
+  /** How long a check stands: a catalog without the change position it should have is checked again soon. */
+  #freshFor(cached: CachedOutcome): number {
+    const missing = this.options.changesPosition !== undefined && cached.changesSeen === undefined && cached.outcome.kind === 'catalog';
+    return missing ? Math.min(positionRetryMs, this.options.refreshAfterMs) : this.options.refreshAfterMs;
   }
 
   /** The rows of `catalog` released now: kept in the bounded memory between two window boundaries. */
@@ -99,13 +129,20 @@ export class CatalogCache implements CatalogProvider {
     const { catalog: released, since, until } = catalog.releasedAt(now);
     // Never the whole catalog itself: a kept reference would hold it in memory after the bound evicted it.
     const subset = released === catalog ? undefined : released;
+    const check = this.#checks.get(catalog);
+    if (subset !== undefined && check !== undefined) this.#checks.set(subset, check);
     this.options.memory.set(key, { since, until, subset } satisfies KeptRelease, releasedBytes + (subset?.bytes ?? 0));
     return released;
   }
 
   private async refresh(indexPath: string, cached: CachedOutcome | undefined, now: number): Promise<CachedOutcome> {
     try {
+      // Read before storage is asked: a change logged up to it happened before the check sees the index.
+      const position = await this.#changesPosition();
       const next = await this.revalidate(indexPath, cached, now);
+      // A failed read keeps the position the outcome had: older, so still one the catalog includes.
+      if (position !== undefined) next.changesSeen = position;
+      if (next.outcome.kind === 'catalog') this.#checks.set(next.outcome.catalog, next);
       this.options.memory.set(memoryKey(indexPath), next, sizeOf(next));
       return next;
     } catch (error) {
@@ -114,6 +151,16 @@ export class CatalogCache implements CatalogProvider {
         return cached;
       }
       throw error;
+    }
+  }
+
+  async #changesPosition(): Promise<number | undefined> {
+    if (this.options.changesPosition === undefined) return undefined;
+    try {
+      return await this.options.changesPosition();
+    } catch (error) {
+      this.options.onChangesPositionError?.(error);
+      return undefined;
     }
   }
 
@@ -127,16 +174,17 @@ export class CatalogCache implements CatalogProvider {
     }
     try {
       const loaded = await this.options.source.load(indexPath, () => new FileCatalogBuilder());
-      if (loaded === undefined) return { outcome: { kind: 'absent' }, version: undefined, checkedAt: now };
+      const changesSeen = cached?.changesSeen;
+      if (loaded === undefined) return { outcome: { kind: 'absent' }, version: undefined, checkedAt: now, changesSeen };
       const slices = this.options.slices;
       const { catalog, warnings } = slices === undefined ? loaded.rows.build(loaded.version) : await loaded.rows.buildInSlices(loaded.version, slices);
       if (warnings.length > 0) this.options.onWarnings?.(indexPath, warnings);
-      return { outcome: { kind: 'catalog', catalog }, version: loaded.version, checkedAt: now };
+      return { outcome: { kind: 'catalog', catalog }, version: loaded.version, checkedAt: now, changesSeen };
     } catch (error) {
       if (!(error instanceof GatewayError) || error instanceof StorageUnavailable) throw error;
       // A malformed index stays failed until the stored file changes, without re-reading it each time.
       const version = await this.options.source.version(indexPath);
-      return { outcome: { kind: 'failed', error }, version, checkedAt: now };
+      return { outcome: { kind: 'failed', error }, version, checkedAt: now, changesSeen: cached?.changesSeen };
     }
   }
 }

@@ -12,6 +12,11 @@ export interface CatalogProvider {
    * outside its release window, if there is one: so that a refusal can say when the file is served.
    */
   unreleasedEntry?(indexPath: string, target: { readonly symbol: string } | { readonly path: string }): Promise<CatalogEntry | undefined>;
+  /**
+   * The change log's position that a catalog it handed out is known to include: every change
+   * logged up to it is in that catalog. `undefined` when it has none.
+   */
+  changesSeen?(catalog: FileCatalog): number | undefined;
 }
 
 /** Decides what a client may see: exactly what its own index lists. */
@@ -35,6 +40,11 @@ export class Entitlement {
       throw new CatalogNotFound(`No catalog was found for client "${principal.clientId}"`);
     }
     return catalog;
+  }
+
+  /** The change log's position the catalog (one `catalogFor` gave) is known to include, if known. */
+  changesSeen(catalog: FileCatalog): number | undefined {
+    return this.catalogs.changesSeen?.(catalog);
   }
 
   /**

@@ -64,4 +64,22 @@ describe('the library\'s listAll', function () {
     // The first page, the refused second, then three pages of the new index.
     expect(lists).to.equal(5);
   });
+
+  it('listSnapshot returns the same files and the last page\'s changesCursor (a position every page is known to include)', async function () {
+    const cursors: string[] = [];
+    const client = createClient({
+      baseUrl: gateway.baseUrl,
+      clientId: acme.clientId,
+      clientSecret: acme.secret,
+      fetch: async (request) => {
+        const response = await fetch(request);
+        if (new URL(request.url).pathname === '/list') cursors.push(((await response.clone().json()) as { changesCursor: string }).changesCursor);
+        return response;
+      },
+    });
+    const snapshot = await client.listSnapshot({ limit: 10 });
+    expect(snapshot.files.map((file) => file.symbol)).to.deep.equal(symbols);
+    expect(cursors).to.have.length(3);
+    expect(snapshot.changesCursor).to.be.a('string').and.equal(cursors.at(-1));
+  });
 });

@@ -130,4 +130,95 @@ describe('CatalogCache', function () {
     await cache.catalogAt('indexes/acme.csv');
     expect(reports).to.deep.equal([1]);
   });
+
+  describe('changesSeen: the change log position each catalog is known to include', function () {
+    let head: number;
+    let headReads: number;
+    let positionFailure: Error | undefined;
+    const errors: unknown[] = [];
+
+    beforeEach(function () {
+      head = 10;
+      headReads = 0;
+      positionFailure = undefined;
+      errors.length = 0;
+      cache = new CatalogCache({
+        source,
+        memory: new LruBoundedMemory(1 << 20),
+        clock,
+        refreshAfterMs: 60_000,
+        changesPosition: async () => {
+          headReads += 1;
+          if (positionFailure !== undefined) throw positionFailure;
+          return head;
+        },
+        onChangesPositionError: (error) => errors.push(error),
+      });
+    });
+
+    it('is the position read before the index was checked, once per check, not per request', async function () {
+      // A source that logs a change (the head moves) while the index is being read: the position must be the earlier one.
+      const load = source.load.bind(source);
+      source.load = async (path, sink) => {
+        head = 11;
+        return load(path, sink);
+      };
+      const catalog = await cache.catalogAt('indexes/acme.csv');
+      expect(cache.changesSeen(catalog!)).to.equal(10);
+      await cache.catalogAt('indexes/acme.csv');
+      expect(headReads).to.equal(1);
+    });
+
+    it('moves on when a later check finds the index unchanged, and starts over with a new version', async function () {
+      const first = (await cache.catalogAt('indexes/acme.csv'))!;
+      head = 20;
+      now += 61_000;
+      expect(await cache.catalogAt('indexes/acme.csv')).to.equal(first);
+      expect(cache.changesSeen(first), 'the same catalog, confirmed at 20').to.equal(20);
+      source.stored = indexOf('v2', 'A', 'B');
+      head = 30;
+      now += 61_000;
+      const second = (await cache.catalogAt('indexes/acme.csv'))!;
+      expect(second).to.not.equal(first);
+      expect(cache.changesSeen(second)).to.equal(30);
+      expect(cache.changesSeen(first), 'an old catalog keeps its own').to.equal(20);
+    });
+
+    it('keeps the older position when the log cannot be read, and has none (checked again within a second) before any was read', async function () {
+      positionFailure = new Error('table down');
+      const catalog = (await cache.catalogAt('indexes/acme.csv'))!;
+      expect(cache.changesSeen(catalog)).to.equal(undefined);
+      expect(errors).to.have.length(1);
+      positionFailure = undefined;
+      now += 999;
+      await cache.catalogAt('indexes/acme.csv');
+      expect(cache.changesSeen(catalog), 'not before a second').to.equal(undefined);
+      now += 1;
+      await cache.catalogAt('indexes/acme.csv');
+      expect(cache.changesSeen(catalog)).to.equal(10);
+      positionFailure = new Error('table down again');
+      head = 50;
+      now += 61_000;
+      await cache.catalogAt('indexes/acme.csv');
+      expect(cache.changesSeen(catalog), 'an older position is still one the catalog includes').to.equal(10);
+      expect(source.loads).to.equal(1);
+    });
+
+    it('gives the rows released now the position of the catalog they come from', async function () {
+      source.stored = {
+        version: 'w1',
+        records: [
+          { row: 1, Symbol: 'OPEN', ShortDescriptionPt: '', ShortDescription: '', FileName: 'open.csv' },
+          { row: 2, Symbol: 'LATER', ShortDescriptionPt: '', ShortDescription: '', FileName: 'later.csv', availableFrom: new Date(now + 3_600_000) },
+        ],
+      };
+      const released = (await cache.catalogAt('indexes/acme.csv'))!;
+      expect(released.count).to.equal(1);
+      expect(cache.changesSeen(released)).to.equal(10);
+      head = 15;
+      now += 61_000;
+      expect(await cache.catalogAt('indexes/acme.csv')).to.equal(released);
+      expect(cache.changesSeen(released)).to.equal(15);
+    });
+  });
 });

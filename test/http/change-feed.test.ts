@@ -5,6 +5,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import type { FileChange, FileChangeType, LoggedChange } from '../../src/domain/changes.js';
 import { StorageUnavailable } from '../../src/domain/errors.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { MovableClock } from '../support/movable-clock.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
 
@@ -187,27 +188,106 @@ describe('GET /changes (the change feed)', function () {
         expect(refused.status, 'bound to the client it was made for').to.equal(400);
       });
 
-      if (path === '/catalog') {
-        it('/catalog answers a revalidation from its catalog alone: a 304 reads no position of the feed (head reads counted)', async function () {
-          const first = await gateway.get('acme', path);
-          const before = log.headReadCount;
-          const again = await gateway.get('acme', path, { 'if-none-match': String(first.headers['etag']) });
-          expect(again.status).to.equal(304);
-          expect(log.headReadCount - before).to.equal(0);
-          await gateway.get('acme', path);
-          expect(log.headReadCount - before, 'a 200 reads it once').to.equal(1);
-        });
-      }
-
       it(`${path} still answers 304 to its ETag after the feed moved on (the position is not part of the tag)`, async function () {
         const first = await gateway.get('acme', path);
         await log.append([change('acme', 'later.csv')]);
         const again = await gateway.get('acme', path, { 'if-none-match': String(first.headers['etag']) });
         expect(again.status).to.equal(304);
-        const fresh = await gateway.get('acme', path);
-        expect(jsonOf<{ changesCursor: string }>(fresh).changesCursor).to.not.equal(jsonOf<{ changesCursor: string }>(first).changesCursor);
       });
     }
+
+    it('reads the position once per check of the index or of storage, never per request (head reads counted)', async function () {
+      const before = log.headReadCount;
+      const first = await gateway.get('acme', '/catalog');
+      expect(log.headReadCount - before, 'the index loaded: one read').to.equal(1);
+      await gateway.get('acme', '/catalog');
+      await gateway.get('acme', '/catalog', { 'if-none-match': String(first.headers['etag']) });
+      expect(log.headReadCount - before, 'a 200 and a 304 from the kept catalog: none').to.equal(1);
+      await gateway.get('acme', '/list');
+      expect(log.headReadCount - before, 'which files exist, asked of storage: one more').to.equal(2);
+      await gateway.get('acme', '/list');
+      await gateway.get('acme', '/list?limit=1');
+      expect(log.headReadCount - before, 'listings from the kept answer: none').to.equal(2);
+    });
+  });
+
+  describe('list once, then follow: nothing a cached listing missed is skipped', function () {
+    // The gap this guards: a listing answered from the gateway's caches (the catalog for
+    // INDEX_REFRESH_SECONDS, which files exist for LIST_CACHE_SECONDS) with the feed's position of
+    // the moment would skip a change logged after those caches were filled.
+    let clock: MovableClock;
+    let store: MemoryBlobStore;
+
+    beforeEach(async function () {
+      await gateway.close();
+      clock = new MovableClock();
+      store = seededStore();
+      gateway = await startGateway({ store, clients, changeLog: log, checksums, clock, env: { INDEX_REFRESH_SECONDS: '60', LIST_CACHE_SECONDS: '5' } });
+    });
+
+    /** What a client knows after listing with `path` and following the feed from its changesCursor. */
+    const listThenFollow = async (path: '/list' | '/catalog'): Promise<string[]> => {
+      const listing = jsonOf<{ files: ReadonlyArray<{ fileName?: string; FileName?: string }>; changesCursor: string }>(await gateway.get('acme', path));
+      const followed = await feed('acme', `?cursor=${encodeURIComponent(listing.changesCursor)}`);
+      return [...listing.files.map((file) => file.fileName ?? file.FileName ?? ''), ...followed.events.map((event) => event.file.fileName)];
+    };
+
+    it('an upload logged while /list answers from its kept storage check reaches the client through the feed', async function () {
+      store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' }), buildIndexRow({ Symbol: 'N', FileName: 'data/new.csv' })]));
+      await gateway.get('acme', '/list');
+      store.put('data/new.csv', 'x\n');
+      await log.append([change('acme', 'data/new.csv')]);
+      // Within LIST_CACHE_SECONDS: the listing still lacks the file, so its cursor must come before the event.
+      expect(await listThenFollow('/list')).to.include('data/new.csv');
+      // Past INDEX_REFRESH_SECONDS too: the catalog and the storage check are both redone after the event.
+      clock.offsetMs += 60_000;
+      const fresh = jsonOf<{ files: ReadonlyArray<{ fileName: string }>; changesCursor: string }>(await gateway.get('acme', '/list'));
+      expect(fresh.files.map((file) => file.fileName), 'the storage check redone').to.include('data/new.csv');
+      const after = await feed('acme', `?cursor=${encodeURIComponent(fresh.changesCursor)}`);
+      expect(after.events, 'a position that moved on with the checks').to.deep.equal([]);
+    });
+
+    for (const path of ['/list', '/catalog'] as const) {
+      it(`an index row added and logged while ${path} answers from its kept catalog reaches the client through the feed`, async function () {
+        await gateway.get('acme', path);
+        store.put('data/b.csv', 'b\n');
+        store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' }), buildIndexRow({ Symbol: 'B', FileName: 'data/b.csv' })]));
+        await log.append([change('acme', 'data/b.csv')]);
+        clock.offsetMs += 5_000;
+        // The catalog is kept for INDEX_REFRESH_SECONDS: the row is not listed yet.
+        expect(await listThenFollow(path)).to.include('data/b.csv');
+        clock.offsetMs += 60_000;
+        const fresh = jsonOf<{ changesCursor: string }>(await gateway.get('acme', path));
+        expect((await feed('acme', `?cursor=${encodeURIComponent(fresh.changesCursor)}`)).events, 'the catalog checked again: the position moved on').to.deep.equal([]);
+      });
+    }
+
+    it('the last page of a paged /list carries a position for every page, whatever each page saw', async function () {
+      store.put('indexes/acme.csv', buildIndexCsv(['a', 'b', 'c'].map((name) => buildIndexRow({ Symbol: name.toUpperCase(), FileName: `data/${name}.csv` }))));
+      store.put('data/b.csv', 'b\n');
+      store.put('data/c.csv', 'c\n');
+      const first = jsonOf<{ nextCursor: string; changesCursor: string }>(await gateway.get('acme', '/list?limit=1'));
+      await log.append([change('acme', 'data/x.csv')]);
+      // The kept storage check expires: the next page asks storage again, after the event was logged.
+      clock.offsetMs += 5_000;
+      const last = jsonOf<{ changesCursor: string; truncated: boolean }>(await gateway.get('acme', `/list?limit=5&cursor=${encodeURIComponent(first.nextCursor)}`));
+      expect(last.truncated).to.equal(false);
+      const followed = await feed('acme', `?cursor=${encodeURIComponent(last.changesCursor)}`);
+      expect(followed.events.map((event) => event.file.fileName), 'the first page was older than the event').to.deep.equal(['data/x.csv']);
+    });
+
+    it('answers 503 with Retry-After while the position cannot be read, and lists again once it can', async function () {
+      const head = log.head.bind(log);
+      log.head = (): Promise<number> => Promise.reject(new StorageUnavailable('table storage throttled', { retryable: true }));
+      const refused = await gateway.get('acme', '/list');
+      expect(refused.status).to.equal(503);
+      expect(refused.headers['retry-after']).to.be.a('string');
+      expect((await gateway.get('acme', '/count')).status, 'a count needs no position').to.equal(200);
+      log.head = head;
+      clock.offsetMs += 1_000;
+      expect((await gateway.get('acme', '/list')).status).to.equal(200);
+      expect((await gateway.get('acme', '/catalog')).status).to.equal(200);
+    });
   });
 
   describe('with wait', function () {

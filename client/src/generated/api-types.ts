@@ -159,7 +159,7 @@ export interface paths {
          *
          *     Without `cursor` the feed starts at the oldest event it still keeps
          *     (`CHANGES_RETENTION_DAYS`). To miss nothing, list once (`/list` or `/catalog`) and follow
-         *     that answer's `changesCursor`. Then send each answer's `nextCursor` back as `cursor`;
+         *     that answer's `changesCursor` (of a paged `/list`, the last page's). Then send each answer's `nextCursor` back as `cursor`;
          *     `hasMore` says more events are already waiting.
          *
          *     With `wait` (seconds, up to 60) an answer that would have no event is held until an event
@@ -891,8 +891,10 @@ export interface components {
             /** @description The number of entries in `files`. */
             count: number;
             /**
-             * @description The change feed's position when this answer was made: pass it as `cursor` to
-             *     `/changes` to follow every change after this listing, missing none (opaque).
+             * @description A change feed position this answer is known to include (read before the gateway last
+             *     checked the index it answers from): pass it as `cursor` to `/changes` to follow every
+             *     change this catalog does not show, missing none (opaque). Changes just before the
+             *     answer may come again through the feed.
              */
             changesCursor?: string;
         };
@@ -936,8 +938,10 @@ export interface components {
              */
             nextCursor?: string;
             /**
-             * @description The change feed's position when this answer was made: pass it as `cursor` to
-             *     `/changes` to follow every change after this listing, missing none (opaque).
+             * @description A change feed position this page and the earlier pages of its listing are known to
+             *     include (read before the gateway last checked the index and storage it answers from):
+             *     pass the last page's as `cursor` to `/changes` to follow every change the listing does
+             *     not show, missing none (opaque). Changes just before the listing may come again.
              */
             changesCursor?: string;
         };

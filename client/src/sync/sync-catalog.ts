@@ -1,6 +1,6 @@
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import picomatch from 'picomatch';
-import type { CallOptions, Catalog, ListedFile, ListOptions } from '../call-types.js';
+import type { CallOptions, Catalog, ListedFile, ListOptions, ListSnapshot } from '../call-types.js';
 import { GatewayClientError, isClientError, type ClientErrorCode } from '../errors.js';
 import type { RetryEvent } from '../resilient-fetch.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
@@ -15,7 +15,7 @@ import { Manifest } from './manifest.js';
 export interface SyncClient extends FileDownloader {
   /** Read only with `delete`: which paths are still in the catalog. */
   catalog(options: CallOptions): Promise<Catalog>;
-  listAll(options: Omit<ListOptions, 'cursor'>): Promise<ListedFile[]>;
+  listSnapshot(options: Omit<ListOptions, 'cursor'>): Promise<ListSnapshot>;
   /** Told before every retry wait; returns the unsubscribe. */
   onRetry(listener: (event: RetryEvent) => void): () => void;
 }
@@ -71,6 +71,8 @@ export interface SyncReport {
   readonly listingTruncated: boolean;
   /** Why deletions were refused (`--max-delete` exceeded), if they were. */
   readonly deleteRefused?: string;
+  /** The listing's `changesCursor`: the change feed followed from it misses nothing this mirror did not see. */
+  readonly changesCursor?: string;
 }
 
 export type SyncEvent =
@@ -106,10 +108,11 @@ export async function syncCatalog(client: SyncClient, options: SyncOptions): Pro
 
   const [catalog, listed] = await Promise.all([
     options.delete === true ? client.catalog({ signal }) : undefined,
-    client.listAll({ signal, ...(options.modifiedSince !== undefined && { modifiedSince: options.modifiedSince }) }),
+    client.listSnapshot({ signal, ...(options.modifiedSince !== undefined && { modifiedSince: options.modifiedSince }) }),
   ]);
-  // listAll follows the listing's cursors to its end: nothing is left out any more.
-  const listing = { files: listed, truncated: false };
+  // The snapshot follows the listing's cursors to its end: nothing is left out any more.
+  const listing = { files: listed.files, truncated: false };
+  const changesCursor = listed.changesCursor;
   if (options.dryRun !== true) await mkdir(dir, { recursive: true });
   const manifest = await Manifest.load(dir);
   const selected = fileFilter(options.include ?? [], options.exclude ?? []);
@@ -196,9 +199,9 @@ export async function syncCatalog(client: SyncClient, options: SyncOptions): Pro
     if (!signal.aborted) {
       for (const path of toDelete) finish(await deleteFile(dir, path, manifest));
     }
-    return summarise(reports, { signal: options.signal, authFailed, listingTruncated: listing.truncated, deleteRefused }, emit);
+    return summarise(reports, { signal: options.signal, authFailed, listingTruncated: listing.truncated, deleteRefused, changesCursor }, emit);
   }
-  return summarise(reports, { signal: options.signal, authFailed: false, listingTruncated: listing.truncated, deleteRefused }, emit);
+  return summarise(reports, { signal: options.signal, authFailed: false, listingTruncated: listing.truncated, deleteRefused, changesCursor }, emit);
 }
 
 async function planFile(path: string, listed: ListedFile, destination: string, manifest: Manifest): Promise<PlannedFile> {
@@ -282,7 +285,13 @@ export function fileFilter(include: readonly string[], exclude: readonly string[
 
 function summarise(
   files: readonly FileReport[],
-  state: { readonly signal: AbortSignal | undefined; readonly authFailed: boolean; readonly listingTruncated: boolean; readonly deleteRefused: string | undefined },
+  state: {
+    readonly signal: AbortSignal | undefined;
+    readonly authFailed: boolean;
+    readonly listingTruncated: boolean;
+    readonly deleteRefused: string | undefined;
+    readonly changesCursor: string | undefined;
+  },
   emit: (event: SyncEvent) => void,
 ): SyncReport {
   const count = (...outcomes: FileOutcome[]): number => files.filter((file) => outcomes.includes(file.outcome)).length;
@@ -298,5 +307,5 @@ function summarise(
     ...(state.deleteRefused !== undefined && { deleteRefused: state.deleteRefused }),
   };
   emit({ type: 'done', report: summary });
-  return { files, ...summary };
+  return { files, ...summary, ...(state.changesCursor !== undefined && { changesCursor: state.changesCursor }) };
 }

@@ -1,5 +1,5 @@
 import { lstat, rm } from 'node:fs/promises';
-import type { ChangeEvent, ChangesOptions, ChangeStream, FileList, ListOptions } from '../call-types.js';
+import type { ChangeEvent, ChangesOptions, ChangeStream } from '../call-types.js';
 import { GatewayClientError, isClientError, type ClientErrorCode } from '../errors.js';
 import { transferFile } from './file-transfer.js';
 import { checkFoldersInside, localPathFor } from './local-path.js';
@@ -8,7 +8,6 @@ import { fileFilter, syncCatalog, type SyncClient, type SyncOptions, type SyncRe
 
 /** What following the feed needs of a gateway client, besides what a sync needs. */
 export interface WatchClient extends SyncClient {
-  list(options: ListOptions): Promise<FileList>;
   changes(options: ChangesOptions): ChangeStream;
 }
 
@@ -39,7 +38,7 @@ const defaultWaitSeconds = 25;
 
 /**
  * `dfg sync --watch`: mirrors the catalog (as `sync`), then follows the change feed from the
- * position taken before that mirror's listing, so no change is missed: a released or updated file
+ * position that mirror's listing carried (its last page's `changesCursor`), so no change is missed: a released or updated file
  * is downloaded and verified (size, MD5 where listed, SHA-256 where the event has it); a withdrawn
  * one is deleted only with `delete` (and only if the mirror wrote it). A cursor that expired
  * (`410`) mirrors again from a new position. Runs until `signal` aborts; resolves then.
@@ -48,13 +47,14 @@ export async function watchChanges(client: WatchClient, options: WatchOptions): 
   const signal = options.signal ?? new AbortController().signal;
   const selected = fileFilter(options.include ?? [], options.exclude ?? []);
   for (;;) {
-    // The feed's position before the mirror lists anything: every later change is in the feed.
-    const { changesCursor } = await client.list({ limit: 1, signal });
-    if (changesCursor === undefined) throw new GatewayClientError('protocol_error', 'the gateway has no change feed (its /list answers carry no changesCursor)');
     const mirrored = await syncCatalog(client, options);
     options.onMirrored?.(mirrored);
     if (signal.aborted) return;
     if (mirrored.authFailed) throw new GatewayClientError('auth_failed', 'the gateway refused the credentials');
+    // The mirror's own listing's position (its last page's): every change it did not see is in the
+    // feed after it, whichever gateway instance answered each page.
+    const { changesCursor } = mirrored;
+    if (changesCursor === undefined) throw new GatewayClientError('protocol_error', 'the gateway has no change feed (its /list answers carry no changesCursor)');
     const manifest = await Manifest.load(options.dir);
     try {
       for await (const event of client.changes({ cursor: changesCursor, wait: options.waitSeconds ?? defaultWaitSeconds, signal })) {

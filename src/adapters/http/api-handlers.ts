@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { ChangeFeed } from '../../application/change-feed.js';
 import type { DownloadTarget, FileAccess } from '../../application/file-access.js';
 import { changedFileFields, type LoggedChange } from '../../domain/changes.js';
+import { StorageUnavailable } from '../../domain/errors.js';
 import type { Metering } from '../../application/metering.js';
 import type { Webhooks } from '../../application/webhooks.js';
 import type { WebhookEndpoint } from '../../domain/webhooks.js';
@@ -149,11 +150,11 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       const tagOf = (catalog: FileCatalog): string =>
         weakTagOf(`catalog v1\0${principal.clientId}\0${catalog.version !== '' ? catalog.version : `serial ${catalog.serial}`}`);
       if (answeredNotModified(context.req, context.res, tagOf(await deps.files.catalog(principal)))) return;
-      // The feed's position before the catalog sent is read: a change the catalog missed comes after it.
-      // (The position is not part of the tag: a 304 keeps an earlier changesCursor, still a safe one.)
-      const changesCursor = deps.changeCursors.encode(principal.clientId, await deps.changes.position());
       const catalog = await deps.files.catalog(principal);
       const etag = tagOf(catalog);
+      // The feed's position read before this catalog was last found current: a change it misses comes
+      // after it. (Not part of the tag: a 304 keeps an earlier changesCursor, still a safe one.)
+      const changesCursor = deps.changeCursors.encode(principal.clientId, knownPosition(deps.files.catalogChangesSeen(catalog)));
       if (catalog.count > keptCatalogRowsMax) {
         // Serialized as it is sent, never kept whole.
         await sendStreamedJson(context.req, context.res, etag, catalogJson(principal.clientId, catalog, changesCursor));
@@ -186,8 +187,6 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         }
         modifiedSince = continued.modifiedSince;
       }
-      // The feed's position before the listing is built: a change the listing missed comes after it.
-      const changesCursor = deps.changeCursors.encode(principal.clientId, await deps.changes.position());
       const listing = await deps.files.list(principal, {
         limit: typeof rawLimit === 'string' ? Number(rawLimit) : defaultListLimit,
         ...(modifiedSince !== undefined && { modifiedSince }),
@@ -210,7 +209,9 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         truncated: listing.truncated,
         ...(listing.next !== undefined && { nextCursor: deps.listCursors.encode(principal.clientId, listing.next, modifiedSince) }),
       });
-      // The tag is the listing's alone: a 304 keeps an earlier changesCursor, still a safe one.
+      // The position the listing's catalog and storage check (and its earlier pages') had seen: a change
+      // they miss comes after it. The tag is the listing's alone: a 304 keeps an earlier changesCursor, still a safe one.
+      const changesCursor = deps.changeCursors.encode(principal.clientId, knownPosition(listing.changesSeen));
       sendCacheableJson(context.req, context.res, withUntaggedField(answer, 'changesCursor', changesCursor));
     },
 
@@ -454,6 +455,14 @@ interface KeptRows {
 const keptRowsObjectBytes = 200;
 
 /** `/catalog`'s body in pieces of a few hundred rows, so a catalog of a million rows is never one string. */
+/** A listing's change position, or a retryable 503 while the change log cannot be read (a cursor from now could skip a change). */
+function knownPosition(position: number | undefined): number {
+  if (position === undefined) {
+    throw new StorageUnavailable("The change feed's position cannot be read now, so no changesCursor can be given: retry", { retryable: true });
+  }
+  return position;
+}
+
 function* catalogJson(clientId: string, catalog: FileCatalog, changesCursor: string): Generator<string> {
   yield `{"clientId":${JSON.stringify(clientId)},"files":[`;
   yield* catalogRowsJson(catalog);

@@ -129,7 +129,7 @@ export const countFiles = <ThrowOnError extends boolean = false>(options?: Optio
  *
  * Without `cursor` the feed starts at the oldest event it still keeps
  * (`CHANGES_RETENTION_DAYS`). To miss nothing, list once (`/list` or `/catalog`) and follow
- * that answer's `changesCursor`. Then send each answer's `nextCursor` back as `cursor`;
+ * that answer's `changesCursor` (of a paged `/list`, the last page's). Then send each answer's `nextCursor` back as `cursor`;
  * `hasMore` says more events are already waiting.
  *
  * With `wait` (seconds, up to 60) an answer that would have no event is held until an event

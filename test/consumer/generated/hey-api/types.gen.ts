@@ -166,8 +166,10 @@ export type Catalog = {
      */
     count: number;
     /**
-     * The change feed's position when this answer was made: pass it as `cursor` to
-     * `/changes` to follow every change after this listing, missing none (opaque).
+     * A change feed position this answer is known to include (read before the gateway last
+     * checked the index it answers from): pass it as `cursor` to `/changes` to follow every
+     * change this catalog does not show, missing none (opaque). Changes just before the
+     * answer may come again through the feed.
      *
      */
     changesCursor?: string;
@@ -218,8 +220,10 @@ export type FileList = {
      */
     nextCursor?: string;
     /**
-     * The change feed's position when this answer was made: pass it as `cursor` to
-     * `/changes` to follow every change after this listing, missing none (opaque).
+     * A change feed position this page and the earlier pages of its listing are known to
+     * include (read before the gateway last checked the index and storage it answers from):
+     * pass the last page's as `cursor` to `/changes` to follow every change the listing does
+     * not show, missing none (opaque). Changes just before the listing may come again.
      *
      */
     changesCursor?: string;
