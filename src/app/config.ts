@@ -234,7 +234,8 @@ export const CONFIG_TABLE = Object.freeze({
     fallback: 30,
     min: 1,
     max: 365,
-    meaning: 'How long changes are kept in the change log (1–365 days); a feed cursor older than that must start over from `/list`.',
+    meaning:
+      'How long changes are kept in the change log (1–365 days); a feed cursor after which one of its client’s changes was pruned must start over from `/list` (a quiet client’s cursor stays valid).',
   }),
   LIST_CACHE_SECONDS: wholeNumber({
     fallback: 5,

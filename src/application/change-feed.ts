@@ -24,7 +24,7 @@ export interface FeedRequest {
 export interface FeedPage {
   /** The client's events after the request's position, in order (SHA-256 filled in where known). */
   readonly events: readonly LoggedChange[];
-  /** The position to continue from: after the last event returned, or the log's head when nothing more is there. */
+  /** The position to continue from: the last event returned, or the request's own position when there was none. */
   readonly next: number;
   /** Whether more of the client's events follow `next` already. */
   readonly hasMore: boolean;
@@ -95,15 +95,16 @@ export class ChangeFeed {
   async read(clientId: string, request: FeedRequest): Promise<FeedPage> {
     const log = this.#options.log;
     const from = request.after ?? (await log.horizon());
-    let page = await this.#page(clientId, from, request.limit, request.after !== undefined);
+    let { page, seen } = await this.#page(clientId, from, request.limit, request.after !== undefined);
     if (page.events.length > 0 || request.waitMs <= 0) return page;
     const deadline = this.#startWait(clientId, request.waitMs, request.signal);
     if (deadline === undefined) return page;
     try {
-      // Woken each time the head passes the position; another client's events wake it without
-      // giving it anything, so it reads and waits again until its own arrive or the wait ends.
-      while (page.events.length === 0 && (await deadline.woken(page.next)) === 'appended') {
-        page = await this.#page(clientId, page.next, request.limit, true);
+      // Woken each time the head passes what was read; another client's events wake it without
+      // giving it anything, so it reads again (from the same position: the client's own events
+      // after it are all it can get) and waits until its own arrive or the wait ends.
+      while (page.events.length === 0 && (await deadline.woken(seen)) === 'appended') {
+        ({ page, seen } = await this.#page(clientId, from, request.limit, true));
       }
       return page;
     } finally {
@@ -118,25 +119,26 @@ export class ChangeFeed {
     this.#stopPolling();
   }
 
-  async #page(clientId: string, from: number, limit: number, fromCursor: boolean): Promise<FeedPage> {
+  /** A page after `from`, and the log's head read before it (every event of the client up to it is in the page or before `from`). */
+  async #page(clientId: string, from: number, limit: number, fromCursor: boolean): Promise<{ readonly page: FeedPage; readonly seen: number }> {
     const log = this.#options.log;
-    // The head before the read: every event of the client up to it is in the read's answer.
     const head = await log.head();
     const found = await log.read(clientId, from, limit + 1);
     if (fromCursor) {
-      const horizon = await log.horizon();
-      if (from < horizon) {
-        throw new CursorExpired('The feed no longer holds the changes after this cursor (CHANGES_RETENTION_DAYS): list again, then follow its changesCursor');
-      }
       if (from > head) {
         // A position the log never reached: a log that was reset since the cursor was made.
         throw new CursorExpired('The feed was reset since this cursor was made: list again, then follow its changesCursor');
       }
+      // Expired only if one of the client's own changes after the cursor was pruned: a quiet
+      // client keeps its cursor for as long as it likes (asked only once the log pruned past it).
+      if (from < (await log.horizon()) && from < (await log.prunedThrough(clientId))) {
+        throw new CursorExpired('The feed no longer holds the changes after this cursor (CHANGES_RETENTION_DAYS): list again, then follow its changesCursor');
+      }
     }
     const hasMore = found.length > limit;
     const events = await this.#withChecksums(hasMore ? found.slice(0, limit) : found);
-    const last = events.at(-1)?.position ?? from;
-    return { events, next: hasMore ? last : Math.max(last, head, from), hasMore };
+    // Nothing of the client's own after its position: the same position, the same cursor.
+    return { page: { events, next: events.at(-1)?.position ?? from, hasMore }, seen: head };
   }
 
   /** The events with the `sha256` the checksum store knows for their exact version: one lookup per page. */

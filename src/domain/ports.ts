@@ -428,6 +428,12 @@ export interface ChangeLog {
   head(): Promise<number>;
   /** The last position pruned: a reader that stopped before it may have missed changes; 0 before any pruning. */
   horizon(): Promise<number>;
+  /**
+   * The position of the last of `clientId`'s own changes pruned; 0 when none was. A reader of that
+   * client that stopped before it missed a change; one at or after it missed none, however far
+   * behind `horizon` it is (a quiet client keeps its cursor).
+   */
+  prunedThrough(clientId: string): Promise<number>;
   /** Forgets every change found before `before` (CHANGES_RETENTION_DAYS). */
   prune(before: Date): Promise<void>;
 }

@@ -307,6 +307,7 @@ describe('ChangeScanner', function () {
         read: (...args) => log.read(...args),
         head: () => log.head(),
         horizon: () => log.horizon(),
+        prunedThrough: (clientId) => log.prunedThrough(clientId),
         prune: (before) => log.prune(before),
       };
       const dying = new ChangeScanner({

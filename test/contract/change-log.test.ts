@@ -182,6 +182,28 @@ for (const adapter of adapters) {
       expect((await subject.log.append([change('acme', 'after.csv')])).map((c) => c.position)).to.deep.equal([25]);
     });
 
+    it("records per client the position of its last change pruned (prunedThrough), 0 for a client that lost none", async function () {
+      const day = 24 * 3600 * 1000;
+      expect(await subject.log.prunedThrough('acme')).to.equal(0);
+      for (let d = 0; d < 4; d += 1) {
+        await subject.log.append(Array.from({ length: 6 }, (_, i) => change(i % 2 === 0 ? 'acme' : 'beta', `d${d}-${i}.csv`, { time: new Date(t0.getTime() + d * day) })));
+      }
+      await subject.log.append([change('gamma', 'late.csv', { time: new Date(t0.getTime() + 3 * day) })]);
+      await subject.log.prune(new Date(t0.getTime() + 2 * day));
+      const horizon = await subject.log.horizon();
+      // acme has the odd positions, beta the even ones (1-24), gamma 25.
+      const lastAtOrBelow = (parity: number): number => (horizon % 2 === parity ? horizon : horizon - 1);
+      expect(await subject.log.prunedThrough('acme')).to.equal(lastAtOrBelow(1));
+      expect(await subject.log.prunedThrough('beta')).to.equal(lastAtOrBelow(0));
+      expect(await subject.log.prunedThrough('gamma'), 'none of its changes went').to.equal(0);
+      expect(await subject.log.prunedThrough('nobody')).to.equal(0);
+      expect((await subject.log.read('acme', 0, 100))[0]?.position).to.equal(lastAtOrBelow(1) + 2);
+      if (subject.reopen !== undefined) expect(await subject.reopen().prunedThrough('acme'), 'after a restart').to.equal(lastAtOrBelow(1));
+      await subject.log.prune(new Date(t0.getTime() + 10 * day));
+      expect(await subject.log.prunedThrough('acme')).to.equal(23);
+      expect(await subject.log.prunedThrough('gamma')).to.equal(25);
+    });
+
     it('does nothing for an empty append', async function () {
       expect(await subject.log.append([])).to.deep.equal([]);
       expect(await subject.log.head()).to.equal(0);

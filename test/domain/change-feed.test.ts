@@ -83,7 +83,7 @@ async function stateOf<T>(promise: Promise<T>): Promise<T | 'pending'> {
 
 describe('ChangeFeed (the use case behind GET /changes)', () => {
   describe('when reading a page', () => {
-    it('returns only the client’s own events, in order, and a next position past the others’', async () => {
+    it('returns only the client’s own events, in order, and a next position at its own last one', async () => {
       const log = new MemoryChangeLog();
       await log.append([change('acme', 'a.csv'), change('other', 'b.csv'), change('acme', 'c.csv', 'file.updated'), change('other', 'd.csv')]);
       const page = await feedOver(log, new ManualSchedule()).read('acme', { limit: 10, waitMs: 0 });
@@ -91,7 +91,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
         ['a.csv', 'file.released'],
         ['c.csv', 'file.updated'],
       ]);
-      expect(page.next).to.equal(4);
+      expect(page.next, 'another client’s later event changes nothing of this client’s cursor').to.equal(3);
       expect(page.hasMore).to.equal(false);
     });
 
@@ -181,7 +181,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
       await timers.advance(1);
       const page = (await stateOf(answer)) as FeedPage;
       expect(page.events).to.deep.equal([]);
-      expect(page.next, 'past the other client’s event, never behind the position asked').to.equal(1);
+      expect(page.next, 'the position asked: the same cursor').to.equal(0);
       expect(timers.pending).to.equal(0);
     });
 

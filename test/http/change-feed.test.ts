@@ -174,6 +174,30 @@ describe('GET /changes (the change feed)', function () {
     });
   });
 
+  describe('a quiet client', function () {
+    it('gets back the very cursor it sent when none of its own events came, whatever other clients got', async function () {
+      await log.append([change('acme', 'a.csv')]);
+      const start = await feed('acme');
+      await log.append([change('other', 'theirs-1.csv'), change('other', 'theirs-2.csv')]);
+      const idle = await feed('acme', `?cursor=${encodeURIComponent(start.nextCursor)}`);
+      expect(idle).to.deep.equal({ events: [], nextCursor: start.nextCursor, hasMore: false });
+      const waited = await feed('acme', `?wait=1&cursor=${encodeURIComponent(start.nextCursor)}`);
+      expect(waited, 'after a wait too').to.deep.equal({ events: [], nextCursor: start.nextCursor, hasMore: false });
+    });
+
+    it('keeps a cursor older than the retention as long as none of its own events were pruned', async function () {
+      await log.append([change('acme', 'mine.csv', 'file.released', new Date('2026-10-01T00:00:00Z'))]);
+      const caughtUp = await feed('acme');
+      await log.append([change('other', 'theirs.csv', 'file.released', new Date('2026-10-02T00:00:00Z'))]);
+      await log.prune(new Date('2026-11-01T00:00:00Z'));
+      expect(await log.horizon(), 'the log pruned past the cursor').to.be.above(1);
+      const still = await feed('acme', `?cursor=${encodeURIComponent(caughtUp.nextCursor)}`);
+      expect(still.events).to.deep.equal([]);
+      await log.append([change('acme', 'next.csv')]);
+      expect((await feed('acme', `?cursor=${encodeURIComponent(caughtUp.nextCursor)}`)).events.map((event) => event.file.fileName)).to.deep.equal(['next.csv']);
+    });
+  });
+
   describe('from the changesCursor of /list and /catalog', function () {
     for (const path of ['/list', '/catalog']) {
       it(`${path} carries the feed's position when it was taken: following it gives exactly the later events`, async function () {

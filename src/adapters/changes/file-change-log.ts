@@ -20,7 +20,9 @@ export interface FileChangeLogOptions {
  * scanner appends within the retention, never by requests), and reads only those lines. Before each
  * call the instance looks at the folder (one `readdir`, one `stat` of the last segment) and indexes
  * only what another process appended since. Pruning deletes whole segments whose every change was
- * found before the cut-off, after recording the horizon (so the head is never forgotten).
+ * found before the cut-off, after recording the horizon (so the head is never forgotten) and, per
+ * client, the position of its last change pruned (`pruned.json`, one number per client that had
+ * changes; read again only when the file changed).
  *
  * Only the scanner's lease holder appends; a line it had not finished when it died is cut off by
  * the next writer, and never read.
@@ -31,6 +33,8 @@ export class FileChangeLog implements ChangeLog {
   #segments: Segment[] = [];
   #horizon = 0;
   #ready: Promise<void> | undefined;
+  /** `pruned.json` as last read, and the modification time and size it had then. */
+  #pruned: { readonly stamp: string; readonly clients: Readonly<Record<string, number>> } | undefined;
 
   constructor(options: FileChangeLogOptions) {
     this.#dir = options.dir;
@@ -116,6 +120,34 @@ export class FileChangeLog implements ChangeLog {
     return this.#horizon;
   }
 
+  async prunedThrough(clientId: string): Promise<number> {
+    await this.#refresh();
+    const clients = await this.#prunedClients();
+    return Object.hasOwn(clients, clientId) ? (clients[clientId] as number) : 0;
+  }
+
+  /** Each client's last pruned position, from `pruned.json` (parsed again only when it changed). */
+  async #prunedClients(): Promise<Readonly<Record<string, number>>> {
+    const path = join(this.#dir, PRUNED_FILE);
+    let stamp: string;
+    try {
+      const stats = await stat(path);
+      stamp = `${stats.mtimeMs}:${stats.size}`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw error;
+    }
+    if (this.#pruned?.stamp !== stamp) {
+      const parsed = JSON.parse(await readFile(path, 'utf8')) as unknown;
+      const clients: Record<string, number> = Object.create(null) as Record<string, number>;
+      if (typeof parsed === 'object' && parsed !== null) {
+        for (const [clientId, position] of Object.entries(parsed)) if (Number.isSafeInteger(position)) clients[clientId] = position as number;
+      }
+      this.#pruned = { stamp, clients };
+    }
+    return this.#pruned.clients;
+  }
+
   async prune(before: Date): Promise<void> {
     await this.#refresh();
     const cutoff = before.getTime();
@@ -127,6 +159,14 @@ export class FileChangeLog implements ChangeLog {
     const last = old.at(-1);
     if (last === undefined) return;
     const horizon = Math.max(this.#horizon, last.last);
+    // Each client's last change among those going, recorded before they go (a crash in between prunes nothing twice).
+    const pruned: Record<string, number> = { ...(await this.#prunedClients()) };
+    for (const segment of old) {
+      for (const [clientId, lines] of segment.clients) pruned[clientId] = Math.max(pruned[clientId] ?? 0, lines.positions.at(-1) ?? 0);
+    }
+    const prunedTemporary = join(this.#dir, `pruned.${process.pid}.tmp`);
+    await writeFile(prunedTemporary, JSON.stringify(pruned), 'utf8');
+    await rename(prunedTemporary, join(this.#dir, PRUNED_FILE));
     const temporary = join(this.#dir, `horizon.${process.pid}.tmp`);
     await writeFile(temporary, JSON.stringify({ horizon }), 'utf8');
     await rename(temporary, join(this.#dir, HORIZON_FILE));
@@ -183,6 +223,7 @@ export class FileChangeLog implements ChangeLog {
 }
 
 const HORIZON_FILE = 'horizon.json';
+const PRUNED_FILE = 'pruned.json';
 const SEGMENT = /^changes-\d{15}\.jsonl$/;
 
 interface ClientLines {

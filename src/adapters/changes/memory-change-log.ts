@@ -9,6 +9,8 @@ export class MemoryChangeLog implements ChangeLog {
   #changes: LoggedChange[] = [];
   #head = 0;
   #horizon = 0;
+  /** Per client, the position of its last change pruned (one entry per client that had changes). */
+  readonly #pruned = new Map<string, number>();
 
   async append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
     const logged = changes.map((change) => {
@@ -38,10 +40,18 @@ export class MemoryChangeLog implements ChangeLog {
     return this.#horizon;
   }
 
+  async prunedThrough(clientId: string): Promise<number> {
+    return this.#pruned.get(clientId) ?? 0;
+  }
+
   async prune(before: Date): Promise<void> {
     const cut = this.#changes.findIndex((change) => change.time.getTime() >= before.getTime());
     const dropped = cut === -1 ? this.#changes.length : cut;
     if (dropped === 0) return;
+    for (let i = 0; i < dropped; i += 1) {
+      const change = this.#changes[i] as LoggedChange;
+      this.#pruned.set(change.clientId, change.position);
+    }
     this.#horizon = (this.#changes[dropped - 1] as LoggedChange).position;
     this.#changes = this.#changes.slice(dropped);
   }

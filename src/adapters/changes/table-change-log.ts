@@ -21,7 +21,8 @@ import { ensureTable, isStatus, positionKey, queryEntities, safeKey, submitInBat
  *   is the one in force at its position, so leftovers of a dead writer never surface, even where
  *   the next writer does not overwrite them.
  * - `clients`/`<client id>` entities name the partitions there are, so `prune` can visit each
- *   (pruning deletes rows found before the cut-off, and moves `horizon` to the last one deleted).
+ *   (pruning deletes rows found before the cut-off, and moves `horizon` to the last one deleted),
+ *   and keep `prunedThrough`, the position of that client's last row deleted.
  */
 export class TableChangeLog implements ChangeLog {
   readonly #table: TableClient;
@@ -57,7 +58,8 @@ export class TableChangeLog implements ChangeLog {
         actions.push(['upsert', toEntity(change, this.#epoch), 'Replace']);
         if (!known.has(change.clientId)) {
           known.add(change.clientId);
-          newClients.push(['upsert', { partitionKey: CLIENTS_PARTITION, rowKey: safeKey(change.clientId), clientId: change.clientId }, 'Replace']);
+          // Merged: never wipes the prunedThrough a prune recorded.
+          newClients.push(['upsert', { partitionKey: CLIENTS_PARTITION, rowKey: safeKey(change.clientId), clientId: change.clientId }, 'Merge']);
         }
       }
       await submitInBatches(this.#table, newClients);
@@ -97,27 +99,56 @@ export class TableChangeLog implements ChangeLog {
     return (await this.#meta()).horizon;
   }
 
+  async prunedThrough(clientId: string): Promise<number> {
+    await this.#ensure();
+    return tableCall('read what the change log pruned', async () => {
+      try {
+        const entity = await this.#table.getEntity<{ prunedThrough?: number }>(CLIENTS_PARTITION, safeKey(clientId), { queryOptions: { select: ['prunedThrough'] } });
+        const position = Number(entity.prunedThrough ?? 0);
+        return Number.isSafeInteger(position) ? position : 0;
+      } catch (error) {
+        if (isStatus(error, 404)) return 0;
+        throw error;
+      }
+    });
+  }
+
   async prune(before: Date): Promise<void> {
     await this.#ensure();
     const meta = await this.#meta();
     let cut = meta.horizon;
+    // First what goes, then the horizon, then per client what it lost, then the rows: a reader
+    // never finds a row gone without the horizon and its client's prunedThrough saying so.
+    const going: Array<{ readonly clientId: string; readonly last: number; readonly rows: TransactionAction[] }> = [];
     for await (const client of queryEntities<{ clientId: string }>(this.#table, odata`PartitionKey eq ${CLIENTS_PARTITION}`, ['clientId'])) {
       const partition = partitionOf(client.clientId);
-      const old: TransactionAction[] = [];
+      const rows: TransactionAction[] = [];
+      let last = 0;
       const filter = odata`PartitionKey eq ${partition} and time lt ${before}`;
       for await (const row of queryEntities<object>(this.#table, filter, ['RowKey'])) {
         const rowKey = row.rowKey ?? '';
         const position = Number(rowKey);
         if (!(position <= meta.head)) continue;
         cut = Math.max(cut, position);
-        old.push(['delete', { partitionKey: partition, rowKey }]);
+        last = Math.max(last, position);
+        rows.push(['delete', { partitionKey: partition, rowKey }]);
       }
-      await submitInBatches(this.#table, old);
+      if (rows.length > 0) going.push({ clientId: client.clientId, last, rows });
     }
-    if (cut === meta.horizon) return;
-    // Epochs wholly below the horizon can no longer be read: only the one in force there is kept.
-    const epochs = meta.epochs.filter((entry, i) => (meta.epochs[i + 1]?.[0] ?? Infinity) > cut + 1 || entry === meta.epochs.at(-1));
-    await this.#writeMeta({ ...meta, horizon: cut, epochs });
+    if (cut !== meta.horizon) {
+      // Epochs wholly below the horizon can no longer be read: only the one in force there is kept.
+      const epochs = meta.epochs.filter((entry, i) => (meta.epochs[i + 1]?.[0] ?? Infinity) > cut + 1 || entry === meta.epochs.at(-1));
+      await this.#writeMeta({ ...meta, horizon: cut, epochs });
+    }
+    for (const { clientId, last, rows } of going) {
+      const recorded = await this.prunedThrough(clientId);
+      if (last > recorded) {
+        await tableCall('record what the change log pruned', () =>
+          this.#table.upsertEntity({ partitionKey: CLIENTS_PARTITION, rowKey: safeKey(clientId), clientId, prunedThrough: last }, 'Merge'),
+        );
+      }
+      await submitInBatches(this.#table, rows);
+    }
   }
 
   #ensure(): Promise<void> {

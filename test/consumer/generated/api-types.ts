@@ -164,9 +164,11 @@ export interface paths {
          *
          *     With `wait` (seconds, up to 60) an answer that would have no event is held until an event
          *     of the caller arrives or the wait ends; it then has no events and a `nextCursor` that
-         *     continues from the same place. A cursor is opaque, signed, and only the caller's own:
-         *     an altered cursor or another client's is `400`; one older than the retention (or from
-         *     before the gateway's change log was reset) is `410` (`cursor_expired`): list again.
+         *     is the very `cursor` that was sent (likewise without `wait`: an answer with no event gives
+         *     the cursor back unchanged). A cursor is opaque, signed, and only the caller's own: an
+         *     altered cursor or another client's is `400`; one after which an event of the caller was
+         *     already dropped by the retention (or from before the gateway's change log was reset) is
+         *     `410` (`cursor_expired`): list again. A quiet caller's cursor never expires.
          */
         get: operations["getChanges"];
         put?: never;
@@ -823,7 +825,7 @@ export interface components {
          *     | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
          *     | 408 | `Request timeout` | `request_timeout` |
          *     | 409 | `Conflict` | `webhook_limit_reached` (10 webhook endpoints already) |
-         *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed, a `/changes` cursor older than the retention) |
+         *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed, a `/changes` cursor after which the retention dropped an event of the caller) |
          *     | 412 | `Precondition failed` | `precondition_failed` |
          *     | 416 | `Range not satisfiable` | `range_not_satisfiable` |
          *     | 429 | `Too many requests` | `rate_limited` (with `Retry-After`), `quota_exceeded` (the monthly byte quota; `Retry-After` until the month resets) |
@@ -1498,8 +1500,8 @@ export interface components {
             };
         };
         /**
-         * @description The `cursor` is older than the feed's retention (`CHANGES_RETENTION_DAYS`), or from
-         *     before its change log was reset: events after it may be gone. List again (`/list` or
+         * @description An event of the caller after the `cursor` was already dropped by the feed's retention
+         *     (`CHANGES_RETENTION_DAYS`), or the cursor is from before the change log was reset. List again (`/list` or
          *     `/catalog`) and follow that answer's `changesCursor`.
          */
         ChangesCursorExpired: {

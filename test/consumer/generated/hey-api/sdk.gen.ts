@@ -134,9 +134,11 @@ export const countFiles = <ThrowOnError extends boolean = false>(options?: Optio
  *
  * With `wait` (seconds, up to 60) an answer that would have no event is held until an event
  * of the caller arrives or the wait ends; it then has no events and a `nextCursor` that
- * continues from the same place. A cursor is opaque, signed, and only the caller's own:
- * an altered cursor or another client's is `400`; one older than the retention (or from
- * before the gateway's change log was reset) is `410` (`cursor_expired`): list again.
+ * is the very `cursor` that was sent (likewise without `wait`: an answer with no event gives
+ * the cursor back unchanged). A cursor is opaque, signed, and only the caller's own: an
+ * altered cursor or another client's is `400`; one after which an event of the caller was
+ * already dropped by the retention (or from before the gateway's change log was reset) is
+ * `410` (`cursor_expired`): list again. A quiet caller's cursor never expires.
  *
  */
 export const getChanges = <ThrowOnError extends boolean = false>(options?: Options<GetChangesData, ThrowOnError>) => (options?.client ?? client).get<GetChangesResponses, GetChangesErrors, ThrowOnError>({

@@ -84,7 +84,7 @@ export type OAuthError = {
  * | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
  * | 408 | `Request timeout` | `request_timeout` |
  * | 409 | `Conflict` | `webhook_limit_reached` (10 webhook endpoints already) |
- * | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed, a `/changes` cursor older than the retention) |
+ * | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed, a `/changes` cursor after which the retention dropped an event of the caller) |
  * | 412 | `Precondition failed` | `precondition_failed` |
  * | 416 | `Range not satisfiable` | `range_not_satisfiable` |
  * | 429 | `Too many requests` | `rate_limited` (with `Retry-After`), `quota_exceeded` (the monthly byte quota; `Retry-After` until the month resets) |
@@ -1012,8 +1012,8 @@ export type GetChangesErrors = {
      */
     401: Error;
     /**
-     * The `cursor` is older than the feed's retention (`CHANGES_RETENTION_DAYS`), or from
-     * before its change log was reset: events after it may be gone. List again (`/list` or
+     * An event of the caller after the `cursor` was already dropped by the feed's retention
+     * (`CHANGES_RETENTION_DAYS`), or the cursor is from before the change log was reset. List again (`/list` or
      * `/catalog`) and follow that answer's `changesCursor`.
      *
      */
