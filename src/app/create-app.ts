@@ -105,6 +105,8 @@ export interface AppAdapters {
   readonly checksums?: ChecksumStore;
   /** How often the feed's one watcher reads the log's head while requests wait; every second when absent. */
   readonly changesPollMs?: number;
+  /** How long a check of an index or of storage waits for the change log's position; 2 s when absent. */
+  readonly changesPositionWaitMs?: number;
   /**
    * Where the change feed keeps its log, checksums, scan state and lease (CHANGES_*: Table Storage
    * on Azure, a folder locally); this process's memory when absent.
@@ -114,6 +116,8 @@ export interface AppAdapters {
 
 /** How often the long polls' one watcher reads the change log's head: events reach waiting clients within it. */
 const changesPollMs = 1000;
+/** How long a check of an index or of storage waits for the change log's position before going on without a new one. */
+const changesPositionWaitMs = 2000;
 /** Long polls one instance holds at once, and one client of them: more are answered at once, empty. */
 const changesWaitBounds = { maxWaiters: 10_000, maxWaitersPerClient: 16 };
 
@@ -182,8 +186,16 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     pollMs: adapters.changesPollMs ?? changesPollMs,
     ...changesWaitBounds,
   });
-  // Read before each check of an index or of which files exist: the position a listing is known to include.
-  const changesPosition = (): Promise<number> => changes.position();
+  // Read before each check of an index or of which files exist: the position a listing is known to
+  // include. Bounded: a change log that hangs delays no catalog (nor the downloads behind it) past
+  // it; the check goes on with the older position it had, and listings wait for a new one.
+  const positionWaitMs = adapters.changesPositionWaitMs ?? changesPositionWaitMs;
+  const changesPosition = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the change log gave no position in ${positionWaitMs} ms`)), positionWaitMs);
+      timer.unref();
+      changes.position().then(resolve, reject).finally(() => clearTimeout(timer));
+    });
   const onChangesPositionError = (error: unknown): void => logger.warn({ err: error }, "the change log's position could not be read; listings wait for it");
   const memory = new LruBoundedMemory(config.catalogCacheBytes);
   metrics.observeCatalogMemory(() => memory.stats());

@@ -337,6 +337,27 @@ describe('GET /changes (the change feed)', function () {
   });
 });
 
+describe('listings and downloads when the change log hangs', function () {
+  it('serves the download at once and answers the listing 503 once the bounded wait for the position ends', async function () {
+    const log = new MemoryChangeLog();
+    let heads = 0;
+    log.head = (): Promise<number> => {
+      heads += 1;
+      return new Promise<number>(() => undefined);
+    };
+    const gateway = await startGateway({ store: seededStore(), clients, changeLog: log, changesPositionWaitMs: 50 });
+    try {
+      const download = await gateway.get('acme', '/download/A');
+      expect(download.status, 'the catalog loaded without a position').to.equal(200);
+      expect(heads).to.equal(1);
+      expect((await gateway.get('acme', '/list')).status).to.equal(503);
+      expect((await gateway.get('acme', '/catalog')).status).to.equal(503);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
 describe('GET /changes when the change log fails', function () {
   for (const [status, failure] of [
     [503, new StorageUnavailable('table storage throttled', { retryable: true })],
