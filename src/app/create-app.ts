@@ -190,13 +190,15 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   // include. Bounded: a change log that hangs delays no catalog (nor the downloads behind it) past
   // it; the check goes on with the older position it had, and listings wait for a new one.
   const positionWaitMs = adapters.changesPositionWaitMs ?? changesPositionWaitMs;
-  const changesPosition = (): Promise<number> =>
-    new Promise((resolve, reject) => {
+  const changesPosition = (): Promise<number | undefined> =>
+    new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the change log gave no position in ${positionWaitMs} ms`)), positionWaitMs);
       timer.unref();
       changes.position().then(resolve, reject).finally(() => clearTimeout(timer));
+    }).catch((error: unknown) => {
+      logger.warn({ err: error }, "the change log's position could not be read; listings wait for it");
+      return undefined;
     });
-  const onChangesPositionError = (error: unknown): void => logger.warn({ err: error }, "the change log's position could not be read; listings wait for it");
   const memory = new LruBoundedMemory(config.catalogCacheBytes);
   metrics.observeCatalogMemory(() => memory.stats());
   const catalogs = new CatalogCache({
@@ -210,7 +212,6 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     onStaleServed: (indexPath, cause) => logger.warn({ indexPath, err: cause }, 'storage failed; serving the last loaded catalog'),
     slices: { yieldToLoop, stepsPerSlice: ROWS_PER_SLICE },
     changesPosition,
-    onChangesPositionError,
   });
   // The one signer: every token, link, session token and cursor, each purpose under its own key.
   const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
@@ -223,7 +224,6 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     yieldToLoop,
     checksums,
     changesPosition,
-    onChangesPositionError,
   });
   const auth: ClientAuthentication = new ClientAuthentication({
     registry,

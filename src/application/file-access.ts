@@ -101,11 +101,11 @@ export interface FileAccessDependencies {
   readonly checksums: ChecksumStore;
   /**
    * The change log's position now (the change feed's), read before each storage check of which
-   * files exist: a listing's `changesSeen`. Absent: listings carry none.
+   * files exist: a listing's `changesSeen`. `undefined` (it never rejects) when it cannot be read
+   * now: the storage check goes on without a position, and is redone within a second. Absent:
+   * listings carry none.
    */
-  readonly changesPosition?: () => Promise<number>;
-  /** Told when `changesPosition` failed (the storage check goes on, without a position; retried within a second). */
-  readonly onChangesPositionError?: (error: unknown) => void;
+  readonly changesPosition?: () => Promise<number | undefined>;
 }
 
 /** How soon an existence list kept without the change position it should have is checked again. */
@@ -161,7 +161,7 @@ export class FileAccess {
     let storageSeen: number | undefined;
     if (options.from !== undefined && known === undefined) {
       // A later page whose listing is no longer fresh asks storage about the rows it reaches, not the whole catalog.
-      storageSeen = await this.#changesPosition();
+      storageSeen = await this.deps.changesPosition?.();
       page = await this.#pageFromStorage(catalog, start, since, options.limit);
     } else {
       const used = known ?? (await this.#loadExistingFiles(catalog));
@@ -241,17 +241,6 @@ export class FileAccess {
         if (this.#ordering.get(catalog.serial) === entry) this.#ordering.delete(catalog.serial);
       });
     return entry.rows;
-  }
-
-  /** The change log's position now, or `undefined` (told to `onChangesPositionError`) when it cannot be read. */
-  async #changesPosition(): Promise<number | undefined> {
-    if (this.deps.changesPosition === undefined) return undefined;
-    try {
-      return await this.deps.changesPosition();
-    } catch (error) {
-      this.deps.onChangesPositionError?.(error);
-      return undefined;
-    }
   }
 
   async count(principal: Principal): Promise<number> {
@@ -398,7 +387,7 @@ export class FileAccess {
 
   async #findExistingFiles(catalog: FileCatalog): Promise<{ readonly files: ExistingFiles; readonly changesSeen: number | undefined }> {
     // Read before storage is asked: a change logged up to it happened before the listing sees storage.
-    const changesSeen = await this.#changesPosition();
+    const changesSeen = await this.deps.changesPosition?.();
     // A million rows: the paths are gathered, and the answer read, in slices that give the event loop turns.
     const work = new Slicer({ yieldToLoop: this.deps.yieldToLoop, stepsPerSlice: ROWS_PER_SLICE });
     const paths: string[] = new Array<string>(catalog.count);

@@ -24,11 +24,11 @@ export interface CatalogCacheOptions {
   /**
    * The change log's position now (the change feed's). Read before each check of an index against
    * storage, it is the position that catalog is known to include (`changesSeen`): every change
-   * logged up to it happened before the check, so the catalog shows it. Absent: no positions.
+   * logged up to it happened before the check, so the catalog shows it. `undefined` (it never
+   * rejects) when it cannot be read now: the check goes on, keeping the position it had (an older,
+   * safe one). Absent: no positions.
    */
-  readonly changesPosition?: () => Promise<number>;
-  /** Told when `changesPosition` failed: the check goes on, keeping the position it had (an older, safe one). */
-  readonly onChangesPositionError?: (error: unknown) => void;
+  readonly changesPosition?: () => Promise<number | undefined>;
 }
 
 type Outcome =
@@ -138,7 +138,7 @@ export class CatalogCache implements CatalogProvider {
   private async refresh(indexPath: string, cached: CachedOutcome | undefined, now: number): Promise<CachedOutcome> {
     try {
       // Read before storage is asked: a change logged up to it happened before the check sees the index.
-      const position = await this.#changesPosition();
+      const position = await this.options.changesPosition?.();
       const next = await this.revalidate(indexPath, cached, now);
       // A failed read keeps the position the outcome had: older, so still one the catalog includes.
       if (position !== undefined) next.changesSeen = position;
@@ -151,16 +151,6 @@ export class CatalogCache implements CatalogProvider {
         return cached;
       }
       throw error;
-    }
-  }
-
-  async #changesPosition(): Promise<number | undefined> {
-    if (this.options.changesPosition === undefined) return undefined;
-    try {
-      return await this.options.changesPosition();
-    } catch (error) {
-      this.options.onChangesPositionError?.(error);
-      return undefined;
     }
   }
 

@@ -26,17 +26,16 @@ describe('the library\'s listAll', function () {
     await gateway?.close();
   });
 
+  /** The library for acme, its requests going through `fetch` (to watch or change them). */
+  const clientThrough = (fetch: (request: Request) => Promise<Response>) =>
+    createClient({ baseUrl: gateway.baseUrl, clientId: acme.clientId, clientSecret: acme.secret, fetch });
+
   it('when the listing takes several pages, follows nextCursor and returns every file exactly once, in index order', async function () {
     const pages: string[] = [];
-    const client = createClient({
-      baseUrl: gateway.baseUrl,
-      clientId: acme.clientId,
-      clientSecret: acme.secret,
-      fetch: (request) => {
-        const url = new URL(request.url);
-        if (url.pathname === '/list') pages.push(url.search);
-        return fetch(request);
-      },
+    const client = clientThrough((request) => {
+      const url = new URL(request.url);
+      if (url.pathname === '/list') pages.push(url.search);
+      return fetch(request);
     });
     const files = await client.listAll({ limit: 5 });
     expect(files.map((file) => file.symbol)).to.deep.equal(symbols);
@@ -48,16 +47,11 @@ describe('the library\'s listAll', function () {
     const extended = ['NEW', ...symbols];
     store.put('data/NEW.csv', 'new');
     let lists = 0;
-    const client = createClient({
-      baseUrl: gateway.baseUrl,
-      clientId: acme.clientId,
-      clientSecret: acme.secret,
-      fetch: async (request) => {
-        const response = await fetch(request);
-        const url = new URL(request.url);
-        if (url.pathname === '/list' && ++lists === 1) store.put('indexes/acme.csv', indexOf(extended));
-        return response;
-      },
+    const client = clientThrough(async (request) => {
+      const response = await fetch(request);
+      const url = new URL(request.url);
+      if (url.pathname === '/list' && ++lists === 1) store.put('indexes/acme.csv', indexOf(extended));
+      return response;
     });
     const files = await client.listAll({ limit: 10 });
     expect(files.map((file) => file.symbol)).to.deep.equal(extended);
@@ -67,15 +61,10 @@ describe('the library\'s listAll', function () {
 
   it('listSnapshot returns the same files and the last page\'s changesCursor (a position every page is known to include)', async function () {
     const cursors: string[] = [];
-    const client = createClient({
-      baseUrl: gateway.baseUrl,
-      clientId: acme.clientId,
-      clientSecret: acme.secret,
-      fetch: async (request) => {
-        const response = await fetch(request);
-        if (new URL(request.url).pathname === '/list') cursors.push(((await response.clone().json()) as { changesCursor: string }).changesCursor);
-        return response;
-      },
+    const client = clientThrough(async (request) => {
+      const response = await fetch(request);
+      if (new URL(request.url).pathname === '/list') cursors.push(((await response.clone().json()) as { changesCursor: string }).changesCursor);
+      return response;
     });
     const snapshot = await client.listSnapshot({ limit: 10 });
     expect(snapshot.files.map((file) => file.symbol)).to.deep.equal(symbols);
