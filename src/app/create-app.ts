@@ -93,23 +93,20 @@ export interface AppAdapters {
    * gateway signs and serves its own links when absent (the local folder store).
    */
   readonly storageLinks?: (link: DirectLinkRequest) => Promise<string>;
-  /** The fleet's change log, which webhooks deliver from; this process's memory when absent (tests). */
-  readonly changeLog?: ChangeLog;
   /** Where webhook endpoints and their delivery state live (Azure Table, a file beside CLIENTS_FILE); this process's memory when absent. */
   readonly webhookRegistry?: WebhookRegistry;
   /** How webhooks are sent; node:http(s) with the address guard (WEBHOOK_ALLOW_PRIVATE) when absent. */
   readonly webhookSender?: WebhookSender;
   /** Which webhook URLs may be registered; https to public addresses (unless WEBHOOK_ALLOW_PRIVATE=on) when absent. */
   readonly webhookTargets?: WebhookTargets;
-  /** The SHA-256 of file versions; this process's memory when absent. */
-  readonly checksums?: ChecksumStore;
   /** How often the feed's one watcher reads the log's head while requests wait; every second when absent. */
   readonly changesPollMs?: number;
   /** How long a check of an index or of storage waits for the change log's position; 2 s when absent. */
   readonly changesPositionWaitMs?: number;
   /**
-   * Where the change feed keeps its log, checksums, scan state and lease (CHANGES_*: Table Storage
-   * on Azure, a folder locally); this process's memory when absent.
+   * Where the change feed keeps its log (which the feed reads and webhooks deliver from), the
+   * SHA-256 of file versions, the scan state and the scanner lease, always together (CHANGES_*:
+   * Table Storage on Azure, a folder locally); this process's memory when absent.
    */
   readonly changeStores?: ChangeStores;
 }
@@ -177,8 +174,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
       onProblem: logReadinessProblems(logger),
     });
   const changeStores = adapters.changeStores ?? memoryChangeStores();
-  const checksums = adapters.checksums ?? changeStores.checksums;
-  const changeLog = adapters.changeLog ?? changeStores.log;
+  const { checksums, log: changeLog } = changeStores;
   const changes = new ChangeFeed({
     log: changeLog,
     checksums,

@@ -13,7 +13,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import { packageRoot } from '../../src/app/package-root.js';
 import type { FileChangeType } from '../../src/domain/changes.js';
 import { deadline } from '../support/deadlines.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { changeStoresWith, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 
 /*
@@ -49,8 +49,7 @@ async function startFixture(): Promise<Fixture> {
   writeIndex();
   const gateway = await startGateway({
     store,
-    changeLog: log,
-    checksums,
+    changeStores: changeStoresWith({ log, checksums }),
     clients: [CLIENT, { clientId: 'other', secret: 'other-secret-other-secret' }],
     env: { LIST_CACHE_SECONDS: '0', INDEX_REFRESH_SECONDS: '0' },
     changesPollMs: 20,

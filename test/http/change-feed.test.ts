@@ -4,7 +4,7 @@ import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { FileChange, FileChangeType, LoggedChange } from '../../src/domain/changes.js';
 import { StorageUnavailable } from '../../src/domain/errors.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { changeStoresWith, startGateway, type TestGateway } from '../support/gateway.js';
 import { MovableClock } from '../support/movable-clock.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf, type ErrorBody } from '../support/json.js';
@@ -70,7 +70,7 @@ describe('GET /changes (the change feed)', function () {
     log = new ObservedLog();
     checksums = new MemoryChecksumStore();
     // A watcher reading the head every 20 ms keeps the long-poll tests short; production reads it every second.
-    gateway = await startGateway({ store: seededStore(), clients, changeLog: log, checksums, changesPollMs: 20 });
+    gateway = await startGateway({ store: seededStore(), clients, changeStores: changeStoresWith({ log, checksums }), changesPollMs: 20 });
   });
 
   afterEach(async function () {
@@ -246,7 +246,7 @@ describe('GET /changes (the change feed)', function () {
       await gateway.close();
       clock = new MovableClock();
       store = seededStore();
-      gateway = await startGateway({ store, clients, changeLog: log, checksums, clock, env: { INDEX_REFRESH_SECONDS: '60', LIST_CACHE_SECONDS: '5' } });
+      gateway = await startGateway({ store, clients, changeStores: changeStoresWith({ log, checksums }), clock, env: { INDEX_REFRESH_SECONDS: '60', LIST_CACHE_SECONDS: '5' } });
     });
 
     /** What a client knows after listing with `path` and following the feed from its changesCursor. */
@@ -345,7 +345,7 @@ describe('listings and downloads when the change log hangs', function () {
       heads += 1;
       return new Promise<number>(() => undefined);
     };
-    const gateway = await startGateway({ store: seededStore(), clients, changeLog: log, changesPositionWaitMs: 50 });
+    const gateway = await startGateway({ store: seededStore(), clients, changeStores: changeStoresWith({ log }), changesPositionWaitMs: 50 });
     try {
       const download = await gateway.get('acme', '/download/A');
       expect(download.status, 'the catalog loaded without a position').to.equal(200);
@@ -366,7 +366,7 @@ describe('GET /changes when the change log fails', function () {
     it(`responds ${status} when reading the log throws ${failure.name}`, async function () {
       const log = new MemoryChangeLog();
       log.read = (): Promise<readonly LoggedChange[]> => Promise.reject(failure);
-      const gateway = await startGateway({ store: seededStore(), clients, changeLog: log });
+      const gateway = await startGateway({ store: seededStore(), clients, changeStores: changeStoresWith({ log }) });
       try {
         const response = await gateway.get('acme', '/changes');
         expect(response.status).to.equal(status);

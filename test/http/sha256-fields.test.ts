@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { FileVersion } from '../../src/domain/ports.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { changeStoresWith, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf } from '../support/json.js';
 
@@ -32,7 +32,7 @@ describe('sha256 on /info and /list', function () {
       await checksums.record({ path: `data/${name}.csv`, etag }, digest(name));
     }
     await checksums.record({ path: 'data/b.csv', etag: '"an older version"' }, digest('b'));
-    gateway = await startGateway({ store, checksums, clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }] });
+    gateway = await startGateway({ store, changeStores: changeStoresWith({ checksums }), clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret' }] });
   });
 
   after(async function () {

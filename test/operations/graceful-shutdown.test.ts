@@ -12,7 +12,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import { createGateway } from '../../src/app/create-app.js';
 import { drainOnSignals } from '../../src/app/graceful-shutdown.js';
 import { runClientsCli } from '../../src/app/clients-command.js';
-import { hashTestSecret, quietLogger, testConfig } from '../support/gateway.js';
+import { changeStoresWith, hashTestSecret, quietLogger, testConfig } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/server-process.js';
 
@@ -236,7 +236,7 @@ describe('drainOnSignals (src/app/graceful-shutdown.ts)', function () {
     const registry = new InMemoryClientRegistry();
     registry.add({ clientId: 'acme', secretHash: await hashTestSecret('acme-secret-acme-secret'), indexPath: 'indexes/acme.csv', enabled: true });
     const config = testConfig();
-    const gateway = await createGateway(config, { store: new MemoryBlobStore(), registry, logger: quietLogger, changeLog: new MemoryChangeLog() });
+    const gateway = await createGateway(config, { store: new MemoryBlobStore(), registry, logger: quietLogger, changeStores: changeStoresWith({ log: new MemoryChangeLog() }) });
     const server = createHttpServer(gateway.app, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 100 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -10,7 +10,7 @@ import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js
 import type { FileChangeType } from '../../src/domain/changes.js';
 import type { Clock } from '../../src/domain/ports.js';
 import { findOrInstallChromium, launchChromium } from '../support/chromium.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { changeStoresWith, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { jsonOf } from '../support/json.js';
 import { buildPortal } from '../support/portal-build.js';
@@ -222,7 +222,7 @@ describe('the subscriber portal in a browser (Chromium)', function () {
       store,
       clients: [acme, big, throttled, paged, restless, ten],
       clock,
-      changeLog,
+      changeStores: changeStoresWith({ log: changeLog }),
       // The long polls' watcher reads the log every 50 ms here (every second in production).
       changesPollMs: 50,
       env: { TOKEN_FAILURE_LIMIT: '2', DOWNLOAD_RATE_LIMIT: '1000' },

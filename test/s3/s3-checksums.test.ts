@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { deadline } from '../support/deadlines.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { changeStoresWith, startGateway, type TestGateway } from '../support/gateway.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { secretAccessKeyOf } from '../support/s3-sdk.js';
 import { signedRaw } from '../support/s3-signing.js';
@@ -67,7 +67,7 @@ describe('S3 checksum mode (x-amz-checksum-sha256)', function () {
     checksums = new MemoryChecksumStore();
     gateway = await startGateway({
       store,
-      checksums,
+      changeStores: changeStoresWith({ checksums }),
       clients: [{ clientId: 'acme', secret: 'acme-secret-acme-secret', accessKeyIds: [KEY] }],
       env: { S3_API: 'on' },
     });

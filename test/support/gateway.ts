@@ -1,3 +1,4 @@
+import { memoryChangeStores, type ChangeStores } from '../../src/adapters/changes/change-stores.js';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -76,6 +77,11 @@ export const testScryptCost = 16;
 
 /** The scrypt hash of a test client's secret, at `testScryptCost`. */
 export const hashTestSecret = (secret: string): Promise<string> => hashSecret(secret, undefined, testScryptCost);
+
+/** The memory change stores, with the log or checksum store a test watches in their place. */
+export function changeStoresWith(overrides: Partial<ChangeStores>): ChangeStores {
+  return { ...memoryChangeStores(), ...overrides };
+}
 
 export const quietLogger: Logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
 
