@@ -335,9 +335,10 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     },
     onLeadership: (held) => logger.info({ held }, held ? 'change scanner: this instance holds the scanner lease' : 'change scanner: lease held elsewhere'),
   });
-  // The holder of the scanner lease delivers webhooks after each scan, so one instance of the fleet delivers.
+  // The holder of the scanner lease delivers webhooks after each scan, so one instance of the fleet
+  // delivers. Started, not awaited: a slow receiver holds its own lane, never the next scan.
   leaderDuties.afterScan(async () => {
-    await webhookDelivery.tick();
+    void webhookDelivery.tick().catch((error: unknown) => logger.error({ err: error }, 'webhook delivery: tick failed'));
   });
   return { app, settled: () => downloads.settled(), webhookDelivery, releaseWaits: () => changes.close(), changeLog, checksums, leaderDuties };
 }

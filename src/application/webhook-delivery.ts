@@ -16,15 +16,22 @@ export interface WebhookDeliveryOptions {
   readonly retrySeconds: readonly number[];
   /** Where `webhook.disabled` is reported (the audit trail subscribes). */
   readonly events: EventSink;
-  /** Changes sent to one endpoint per tick at most, so one busy endpoint cannot hold a tick for long. */
+  /** Changes sent to one endpoint per turn at most (100 when absent). */
   readonly changesPerTick?: number;
-  /** Endpoints served at once. */
+  /**
+   * How long one endpoint's turn may go on sending (30 s when absent): a slow receiver (each attempt
+   * may take up to the sender's 10 s) gives its lane up and goes on at a later tick.
+   */
+  readonly turnMs?: number;
+  /** Endpoints served at once, in all (32 when absent). */
   readonly concurrency?: number;
+  /** Endpoints of one client served at once (2 when absent): one client's slow receivers never take every lane. */
+  readonly concurrencyPerClient?: number;
   /** Told of what failed for one endpoint (the registry or the log could not be read or written); the others go on. */
   readonly onError?: (error: unknown, endpoint: WebhookEndpoint | undefined) => void;
 }
 
-/** What one tick did. */
+/** What the turns one tick started did. */
 export interface WebhookTickSummary {
   /** Deliveries tried. */
   readonly attempts: number;
@@ -34,17 +41,40 @@ export interface WebhookTickSummary {
   readonly disabled: number;
 }
 
+/** Where an endpoint's turn is kept: its client and id. */
+function turnKey(endpoint: WebhookEndpoint): string {
+  return `${endpoint.clientId}\0${endpoint.id}`;
+}
+
+/** The lanes one tick started, and the totals their turns add to as they go. */
+interface StartedTurns {
+  readonly turns: readonly Promise<void>[];
+  readonly totals: { attempts: number; delivered: number; disabled: number };
+}
+
 /**
  * Delivers the change log to the webhook endpoints: at least once, in the log's order per endpoint
  * (a change is not sent before the one before it was answered 2xx), never again once answered 2xx,
  * retried on WEBHOOK_RETRY_SECONDS. Where each endpoint stands lives in the registry, written after
  * every attempt, so a restart (or another instance taking over) goes on where it stopped; the log
  * holds the changes themselves. Driven by `tick`, which the instance that holds the scanner's lease
- * calls after each scan: exactly one instance delivers at a time.
+ * calls after each scan and every few seconds: exactly one instance delivers at a time.
+ *
+ * Each endpoint is served in a turn of its own, never two at once (so its order holds), and a tick
+ * starts a turn for every due endpoint that has none running, within the bounds of lanes in all and
+ * per client: a slow receiver holds its own lane for at most `turnMs`, never a tick, a scan or
+ * another endpoint.
  */
 export class WebhookDelivery {
   readonly #options: WebhookDeliveryOptions;
-  #running: Promise<WebhookTickSummary> | undefined;
+  /** The turn running for each endpoint (by `turnKey`). */
+  readonly #turns = new Map<string, Promise<void>>();
+  /** Every lane running (it never rejects: a turn's failure goes to `onError`). */
+  readonly #lanes = new Set<Promise<void>>();
+  /** Lanes running per client (bounded by the registered clients: at most 10 endpoints each). */
+  readonly #perClient = new Map<string, number>();
+  /** A tick reading the registry and starting turns; ticks meanwhile share it. */
+  #starting: Promise<StartedTurns> | undefined;
 
   constructor(options: WebhookDeliveryOptions) {
     if (options.retrySeconds.length === 0) throw new Error('The webhook retry schedule needs at least one delay');
@@ -52,40 +82,90 @@ export class WebhookDelivery {
   }
 
   /**
-   * Sends every endpoint that is due (no retry pending after `now`) the changes it is owed, up to
-   * `changesPerTick` each. A tick called while one runs gets that one's summary.
+   * Starts a turn for every endpoint that is due (no retry pending after `now`) and has none
+   * running, within the lanes free; resolves with what those turns did once they end. Callers that
+   * must not wait on receivers (the scanner, the timer) do not await it. A tick called while another
+   * still reads the registry shares that one's turns.
    */
-  tick(now: Date = this.#options.clock.now()): Promise<WebhookTickSummary> {
-    this.#running ??= this.#tick(now).finally(() => {
-      this.#running = undefined;
+  async tick(now: Date = this.#options.clock.now()): Promise<WebhookTickSummary> {
+    this.#starting ??= this.#start(now).finally(() => {
+      this.#starting = undefined;
     });
-    return this.#running;
+    const { turns, totals } = await this.#starting;
+    await Promise.all(turns);
+    return totals;
   }
 
-  async #tick(now: Date): Promise<WebhookTickSummary> {
+  /** Resolves once no tick reads the registry and no lane is running (tests; a draining instance). */
+  async idle(): Promise<void> {
+    while (this.#starting !== undefined || this.#lanes.size > 0) await Promise.all([this.#starting, ...this.#lanes]);
+  }
+
+  /** Endpoints being served now (for metrics and tests). */
+  get running(): number {
+    return this.#turns.size;
+  }
+
+  async #start(now: Date): Promise<StartedTurns> {
     const totals = { attempts: 0, delivered: 0, disabled: 0 };
     let endpoints: readonly WebhookEndpoint[];
     try {
       endpoints = await this.#options.registry.enabled();
     } catch (error) {
       this.#options.onError?.(error, undefined);
-      return totals;
+      return { turns: [], totals };
     }
-    const due = endpoints.filter((endpoint) => endpoint.delivery.nextAttemptAt === undefined || endpoint.delivery.nextAttemptAt <= now);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < due.length) {
-        const endpoint = due[next] as WebhookEndpoint;
-        next += 1;
+    const lanes = this.#options.concurrency ?? 32;
+    const lanesPerClient = this.#options.concurrencyPerClient ?? 2;
+    // Each client's due endpoints without a turn, served by at most its free lanes, one after another.
+    const queues = new Map<string, WebhookEndpoint[]>();
+    for (const endpoint of endpoints) {
+      const due = endpoint.delivery.nextAttemptAt === undefined || endpoint.delivery.nextAttemptAt <= now;
+      if (!due || this.#turns.has(turnKey(endpoint))) continue;
+      const queue = queues.get(endpoint.clientId);
+      if (queue === undefined) queues.set(endpoint.clientId, [endpoint]);
+      else queue.push(endpoint);
+    }
+    const started: Promise<void>[] = [];
+    for (const [clientId, queue] of queues) {
+      const free = Math.min(lanesPerClient - (this.#perClient.get(clientId) ?? 0), queue.length, lanes - this.#lanesBusy);
+      for (let i = 0; i < free; i += 1) {
+        const lane = this.#lane(clientId, queue, totals);
+        this.#lanes.add(lane);
+        void lane.finally(() => this.#lanes.delete(lane));
+        started.push(lane);
+      }
+    }
+    return { turns: started, totals };
+  }
+
+  /** Lanes taken now, in all. */
+  get #lanesBusy(): number {
+    let busy = 0;
+    for (const count of this.#perClient.values()) busy += count;
+    return busy;
+  }
+
+  /** One lane of a client: serves the endpoints of `queue` one after another (those that got no turn elsewhere meanwhile). */
+  async #lane(clientId: string, queue: WebhookEndpoint[], totals: StartedTurns['totals']): Promise<void> {
+    this.#perClient.set(clientId, (this.#perClient.get(clientId) ?? 0) + 1);
+    try {
+      for (let endpoint = queue.shift(); endpoint !== undefined; endpoint = queue.shift()) {
+        const key = turnKey(endpoint);
+        if (this.#turns.has(key)) continue;
+        const turn = this.#serve(endpoint, totals).catch((error: unknown) => this.#options.onError?.(error, endpoint));
+        this.#turns.set(key, turn);
         try {
-          await this.#serve(endpoint, totals);
-        } catch (error) {
-          this.#options.onError?.(error, endpoint);
+          await turn;
+        } finally {
+          this.#turns.delete(key);
         }
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.#options.concurrency ?? 8, due.length) }, worker));
-    return totals;
+    } finally {
+      const left = (this.#perClient.get(clientId) ?? 1) - 1;
+      if (left === 0) this.#perClient.delete(clientId);
+      else this.#perClient.set(clientId, left);
+    }
   }
 
   /**
@@ -96,11 +176,15 @@ export class WebhookDelivery {
   async #serve(endpoint: WebhookEndpoint, totals: { attempts: number; delivered: number; disabled: number }): Promise<void> {
     const { registry, log, retrySeconds, clock } = this.#options;
     const perTick = this.#options.changesPerTick ?? 100;
+    const turnEnds = clock.now().getTime() + (this.#options.turnMs ?? 30_000);
+    let sent = 0;
+    // The turn is spent once it sent its share, or sent something and ran out of time: the endpoint
+    // goes on at a later tick, its lane free meanwhile.
+    const spent = (): boolean => sent === perTick || (sent > 0 && clock.now().getTime() >= turnEnds);
     let state: WebhookDeliveryState = endpoint.delivery;
     let passedOver = false;
-    let sent = 0;
     const record = (): Promise<boolean> => registry.update(endpoint.clientId, endpoint.id, { delivery: state });
-    for (let reads = 0; reads < MAX_READS_PER_TICK && sent < perTick; reads += 1) {
+    for (let reads = 0; reads < MAX_READS_PER_TICK && !spent(); reads += 1) {
       const changes = await log.read(endpoint.clientId, state.delivered, perTick);
       if (changes.length === 0) break;
       for (const change of changes) {
@@ -109,7 +193,7 @@ export class WebhookDelivery {
           passedOver = true;
           continue;
         }
-        if (sent === perTick) break;
+        if (spent()) break;
         sent += 1;
         totals.attempts += 1;
         const outcome = await this.#options.sender.send(this.#request(endpoint, change));

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
@@ -20,6 +22,12 @@ describe('a change, from storage to the feed and the webhooks of the clients tha
   let acmeReceiver: TestReceiver;
   let otherReceiver: TestReceiver;
   const secrets = new Map<string, string>();
+
+  /** A scan by the lease holder, then the webhook turns it started (the wiring does not wait for them). */
+  const scanAndDeliver = async (): Promise<void> => {
+    await gateway.core.leaderDuties.tick();
+    await gateway.core.webhookDelivery.idle();
+  };
 
   before(async function () {
     at = Date.parse('2026-11-24T10:00:00Z');
@@ -48,7 +56,7 @@ describe('a change, from storage to the feed and the webhooks of the clients tha
       secrets.set(clientId, jsonOf<{ secret: string }>(response).secret);
     }
     // The first scan records what exists, without events.
-    await gateway.core.leaderDuties.tick();
+    await scanAndDeliver();
   });
 
   after(async function () {
@@ -61,7 +69,7 @@ describe('a change, from storage to the feed and the webhooks of the clients tha
   it('logs an upload to acme\'s feed only, and delivers it to acme\'s endpoint, again with the same webhook-id after a 500, each delivery verified by standardwebhooks', async function () {
     store.put('data/a.csv', 'a,b\n1,2\n');
     at += 60_000;
-    await gateway.core.leaderDuties.tick();
+    await scanAndDeliver();
 
     const feed = jsonOf<{ events: Array<{ id: string; type: string; file: { fileName: string; sha256?: string } }> }>(await gateway.get('acme', '/changes'));
     expect(feed.events.map((event) => [event.type, event.file.fileName])).to.deep.equal([['file.released', 'data/a.csv']]);
@@ -92,16 +100,53 @@ describe('a change, from storage to the feed and the webhooks of the clients tha
   it('tells acme of a new version and of a deletion, in order, and other of nothing', async function () {
     store.put('data/a.csv', 'a,b\n1,2\n3,4\n');
     at += 60_000;
-    await gateway.core.leaderDuties.tick();
+    await scanAndDeliver();
     store.delete('data/a.csv');
     at += 60_000;
-    await gateway.core.leaderDuties.tick();
+    await scanAndDeliver();
     const types = jsonOf<{ events: Array<{ type: string }> }>(await gateway.get('acme', '/changes')).events.map((event) => event.type);
     expect(types).to.deep.equal(['file.released', 'file.updated', 'file.withdrawn']);
     expect(acmeReceiver.received.slice(2).map((delivery) => (JSON.parse(delivery.body) as { type: string }).type)).to.deep.equal(['file.updated', 'file.withdrawn']);
     expect(otherReceiver.received).to.deep.equal([]);
   });
+
+  it("scans on while one client's receiver keeps a delivery waiting: a slow receiver holds only its own lane", async function () {
+    // A receiver that takes the request and never answers (the sender gives up after 10 s).
+    const sockets = new Set<Socket>();
+    const silent = createServer(() => undefined);
+    silent.on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const token = await gateway.tokenFor('other');
+      const registered = await gateway.request('POST', '/webhooks', {
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook` }),
+      });
+      expect(registered.status).to.equal(201);
+      store.put('data/c.csv', 'c\n');
+      at += 60_000;
+      await gateway.core.leaderDuties.tick();
+      // other's own receiver has its event; the silent endpoint's turn still waits for an answer.
+      await until(() => otherReceiver.received.length === 1 && gateway.core.webhookDelivery.running === 1);
+      // Deleted by the test before: stored again, it is released again.
+      store.put('data/a.csv', 'a,b\n5,6\n');
+      at += 60_000;
+      await gateway.core.leaderDuties.tick();
+      const types = jsonOf<{ events: Array<{ type: string }> }>(await gateway.get('acme', '/changes')).events.map((event) => event.type);
+      expect(types.at(-1), 'the next scan ran meanwhile').to.equal('file.released');
+      await until(() => acmeReceiver.received.length === 5);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+      await gateway.core.webhookDelivery.idle();
+    }
+  });
 });
+
+/** Resolves once `done` holds, looking again at each turn of the event loop (the test's own timeout bounds it). */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
 
 /** Verifies a delivery as a receiver whose clock reads `unixSeconds` would. */
 function verifyAt(verifier: Webhook, body: string, headers: Record<string, string>, unixSeconds: number): unknown {

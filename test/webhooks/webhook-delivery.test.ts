@@ -14,7 +14,8 @@ import { EventBus } from '../../src/application/events.js';
 import { WebhookDelivery } from '../../src/application/webhook-delivery.js';
 import { Webhooks } from '../../src/application/webhooks.js';
 import type { FileChange } from '../../src/domain/changes.js';
-import type { WebhookRegistry } from '../../src/domain/ports.js';
+import type { WebhookRegistry, WebhookRequest, WebhookSender } from '../../src/domain/ports.js';
+import type { DeliveryOutcome } from '../../src/domain/webhooks.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { HandClock } from '../contract/signer-contract.js';
 import { startReceiver, type Received, type TestReceiver } from './receiver.js';
@@ -260,6 +261,110 @@ describe('webhook delivery (WebhookDelivery over a local receiver)', function ()
       await log.append([change('acme', 'ONE')]);
       expect(await delivery().tick()).to.deep.equal({ attempts: 1, delivered: 0, disabled: 0 });
       expect((await webhooks.list('acme'))[0]?.delivery.attempts).to.equal(1);
+    });
+  });
+
+  describe('when receivers are slow (each endpoint in a lane of its own)', function () {
+    /** A sender whose answers the test gives by hand: every send waits until answered. */
+    class HeldSender implements WebhookSender {
+      readonly waiting: Array<{ readonly url: string; readonly answer: (outcome: DeliveryOutcome) => void }> = [];
+      readonly #arrivals: Array<() => void> = [];
+      sent(url: string): number {
+        return this.waiting.filter((held) => held.url === url).length + (this.answered.get(url) ?? 0);
+      }
+      readonly answered = new Map<string, number>();
+      send(request: WebhookRequest): Promise<DeliveryOutcome> {
+        return new Promise((resolve) => {
+          this.waiting.push({
+            url: request.url,
+            answer: (outcome) => {
+              this.answered.set(request.url, (this.answered.get(request.url) ?? 0) + 1);
+              resolve(outcome);
+            },
+          });
+          for (const arrived of this.#arrivals.splice(0)) arrived();
+        });
+      }
+      /** Resolves once `count` sends wait in all. */
+      async held(count: number): Promise<void> {
+        while (this.waiting.length < count) await new Promise<void>((resolve) => this.#arrivals.push(resolve));
+      }
+      /** Answers every waiting send of `url` with 200. */
+      answerAll(url: string): void {
+        for (const held of this.waiting.filter((h) => h.url === url)) held.answer({ kind: 'answered', status: 200 });
+        this.waiting.splice(0, this.waiting.length, ...this.waiting.filter((h) => h.url !== url));
+      }
+    }
+
+    const sendingWith = (sender: HeldSender, context: ReturnType<typeof setUp>, options: { turnMs?: number; concurrencyPerClient?: number } = {}) =>
+      new WebhookDelivery({ registry: context.registry, log: context.log, sender, signer: context.signer, clock: context.clock, retrySeconds: schedule, events: new EventBus(), ...options });
+
+    it('serves another endpoint while a slow receiver has not answered, and a later tick starts no second turn for the slow one', async function () {
+      const context = setUp();
+      const slow = await context.webhooks.register('acme', 'http://127.0.0.1:1/slow');
+      const fast = await context.webhooks.register('other', 'http://127.0.0.1:1/fast');
+      await context.log.append([change('acme', 'ONE'), change('acme', 'TWO'), change('other', 'THEIRS')]);
+      const sender = new HeldSender();
+      const deliverer = sendingWith(sender, context);
+      const first = deliverer.tick();
+      await sender.held(2);
+      sender.answerAll(fast.endpoint.url);
+      // The fast endpoint's turn ends while the slow one still waits for its first answer.
+      await new Promise((resolve) => setImmediate(resolve));
+      await context.log.append([change('other', 'MORE')]);
+      const second = deliverer.tick();
+      await sender.held(2);
+      expect(sender.sent(fast.endpoint.url), 'the new change went out in a turn of its own').to.equal(2);
+      expect(sender.sent(slow.endpoint.url), 'still one: no second turn beside the running one').to.equal(1);
+      sender.answerAll(fast.endpoint.url);
+      expect(await second).to.deep.equal({ attempts: 1, delivered: 1, disabled: 0 });
+      expect(deliverer.running, 'the slow turn runs on').to.equal(1);
+      sender.answerAll(slow.endpoint.url);
+      await sender.held(1);
+      sender.answerAll(slow.endpoint.url);
+      expect(await first).to.deep.equal({ attempts: 3, delivered: 3, disabled: 0 });
+      await deliverer.idle();
+      expect(deliverer.running).to.equal(0);
+    });
+
+    it("gives one client's endpoints at most concurrencyPerClient lanes, leaving the others to other clients", async function () {
+      const context = setUp();
+      const mine = await Promise.all(['a', 'b', 'c'].map((name) => context.webhooks.register('acme', `http://127.0.0.1:1/${name}`)));
+      const theirs = await context.webhooks.register('other', 'http://127.0.0.1:1/theirs');
+      await context.log.append([change('acme', 'ONE'), change('other', 'THEIRS')]);
+      const sender = new HeldSender();
+      const deliverer = sendingWith(sender, context, { concurrencyPerClient: 2 });
+      const ticked = deliverer.tick();
+      await sender.held(3);
+      expect(mine.map(({ endpoint }) => sender.sent(endpoint.url)).reduce((sum, n) => sum + n, 0), "two of acme's three").to.equal(2);
+      expect(sender.sent(theirs.endpoint.url)).to.equal(1);
+      for (const { endpoint } of [...mine, theirs]) sender.answerAll(endpoint.url);
+      // A lane of acme, free again, goes on with its third endpoint.
+      await sender.held(1);
+      expect(mine.map(({ endpoint }) => sender.sent(endpoint.url))).to.deep.equal([1, 1, 1]);
+      for (const { endpoint } of mine) sender.answerAll(endpoint.url);
+      expect(await ticked).to.deep.equal({ attempts: 4, delivered: 4, disabled: 0 });
+    });
+
+    it('ends a turn that ran past turnMs after the answer it waited for, and goes on at the next tick', async function () {
+      const context = setUp();
+      const slow = await context.webhooks.register('acme', 'http://127.0.0.1:1/slow');
+      await context.log.append([change('acme', 'ONE'), change('acme', 'TWO'), change('acme', 'THREE')]);
+      const sender = new HeldSender();
+      const deliverer = sendingWith(sender, context, { turnMs: 30_000 });
+      const ticked = deliverer.tick();
+      await sender.held(1);
+      // The receiver took 31 s to answer the first change: the turn is spent.
+      context.clock.advance(31_000);
+      sender.answerAll(slow.endpoint.url);
+      expect(await ticked).to.deep.equal({ attempts: 1, delivered: 1, disabled: 0 });
+      const next = deliverer.tick();
+      await sender.held(1);
+      sender.answerAll(slow.endpoint.url);
+      await sender.held(1);
+      sender.answerAll(slow.endpoint.url);
+      expect(await next, 'the rest, in order').to.deep.equal({ attempts: 2, delivered: 2, disabled: 0 });
+      expect((await context.webhooks.list('acme'))[0]?.delivery.delivered).to.equal(3);
     });
   });
 });
