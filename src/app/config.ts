@@ -220,7 +220,7 @@ export const CONFIG_TABLE = Object.freeze({
     max: 86400,
     meaning:
       'An index is used from memory this long; after that its version (ETag) is checked and it is re-read only if ' +
-      'it changed. Bounds how long an index update takes to apply.',
+      'it changed. Bounds how long an index update takes to apply (a request for a row the kept index lacks checks the version at once).',
   }),
   CHANGES_SCAN_SECONDS: wholeNumber({
     fallback: 60,

@@ -212,7 +212,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   // The one signer: every token, link, session token and cursor, each purpose under its own key.
   const signer = new JoseSigner({ rootKey: config.tokenSigningKey, clock });
   const files = new FileAccess({
-    entitlement: new Entitlement(catalogs),
+    entitlement: new Entitlement(catalogs, clock),
     store,
     clock,
     listCacheMs: config.listCacheSeconds * 1000,

@@ -78,7 +78,26 @@ export class CatalogCache implements CatalogProvider {
   constructor(private readonly options: CatalogCacheOptions) {}
 
   async catalogAt(indexPath: string): Promise<FileCatalog | undefined> {
-    const catalog = await this.#wholeCatalogAt(indexPath);
+    return this.#releasedOf(await this.#wholeCatalogAt(indexPath));
+  }
+
+  /**
+   * The catalog from a check of the stored index that began at or after `since` (a request's
+   * arrival): the one kept if it is that recent, else a new check (one property read, concurrent
+   * callers sharing it; a shared check that began earlier is followed by one more). Asked before a
+   * refusal, so a row added to the index is served as soon as the change scanner logs it, not
+   * `refreshAfterMs` later. A refusal costs storage at most about one read, as `/info` does,
+   * bounded by the client's request budget.
+   */
+  async recheckedCatalogAt(indexPath: string, since: number): Promise<FileCatalog | undefined> {
+    let checked = this.options.memory.get(memoryKey(indexPath)) as CachedOutcome | undefined;
+    for (let attempt = 0; attempt < 2 && (checked === undefined || checked.checkedAt < since); attempt += 1) {
+      checked = await this.#refreshShared(indexPath, checked, this.options.clock.now().getTime());
+    }
+    return this.#releasedOf(checked === undefined ? undefined : unwrap(checked.outcome));
+  }
+
+  #releasedOf(catalog: FileCatalog | undefined): FileCatalog | undefined {
     return catalog === undefined || !catalog.hasWindows ? catalog : this.#released(catalog);
   }
 
@@ -105,12 +124,17 @@ export class CatalogCache implements CatalogProvider {
     if (cached !== undefined && now - cached.checkedAt < this.#freshFor(cached)) {
       return unwrap(cached.outcome);
     }
+    return unwrap((await this.#refreshShared(indexPath, cached, now)).outcome);
+  }
+
+  /** A check of the stored index, shared by concurrent callers. */
+  #refreshShared(indexPath: string, cached: CachedOutcome | undefined, now: number): Promise<CachedOutcome> {
     let pending = this.inFlight.get(indexPath);
     if (pending === undefined) {
       pending = this.refresh(indexPath, cached, now).finally(() => this.inFlight.delete(indexPath));
       this.inFlight.set(indexPath, pending);
     }
-    return unwrap((await pending).outcome);
+    return pending;
   }
 
   /** How long a check stands: a catalog without the change position it should have is checked again soon. */

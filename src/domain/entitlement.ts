@@ -1,6 +1,6 @@
 import { CatalogNotFound, IndexMalformed, InvalidPath, NotEntitled } from './errors.js';
 import type { CatalogEntry, FileCatalog } from './file-catalog.js';
-import type { Principal } from './ports.js';
+import type { Clock, Principal } from './ports.js';
 import { validateStoragePath } from './storage-path.js';
 
 /** Gives the current catalog of the index at a storage path, or `undefined` when there is none. */
@@ -17,11 +17,21 @@ export interface CatalogProvider {
    * logged up to it is in that catalog. `undefined` when it has none.
    */
   changesSeen?(catalog: FileCatalog): number | undefined;
+  /**
+   * The catalog from a check of the stored index that began at or after `since` (ms; a request's
+   * arrival): asked before a refusal, so that a row added to the index is served as soon as the
+   * change feed says so, whatever INDEX_REFRESH_SECONDS is.
+   */
+  recheckedCatalogAt?(indexPath: string, since: number): Promise<FileCatalog | undefined>;
 }
 
 /** Decides what a client may see: exactly what its own index lists. */
 export class Entitlement {
-  constructor(private readonly catalogs: CatalogProvider) {}
+  constructor(
+    private readonly catalogs: CatalogProvider,
+    /** When a request arrived, for `recheckedCatalogAt`. */
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * The caller's catalog. Throws `CatalogNotFound` when the caller has no index, and
@@ -52,7 +62,8 @@ export class Entitlement {
    * lists it outside its release window.
    */
   async entryForSymbol(principal: Principal, symbol: string): Promise<CatalogEntry> {
-    const entry = (await this.catalogFor(principal)).findBySymbol(symbol);
+    const arrived = this.clock.now().getTime();
+    const entry = (await this.catalogFor(principal)).findBySymbol(symbol) ?? (await this.#rechecked(principal, arrived))?.findBySymbol(symbol);
     if (entry === undefined) {
       throw await this.#refusal(principal, { symbol }, `Symbol "${symbol}"`);
     }
@@ -64,11 +75,17 @@ export class Entitlement {
    * or lists it outside its release window.
    */
   async entryForPath(principal: Principal, fileName: string): Promise<CatalogEntry> {
-    const entry = (await this.catalogFor(principal)).findByFileName(fileName);
+    const arrived = this.clock.now().getTime();
+    const entry = (await this.catalogFor(principal)).findByFileName(fileName) ?? (await this.#rechecked(principal, arrived))?.findByFileName(fileName);
     if (entry === undefined) {
       throw await this.#refusal(principal, { path: fileName }, `File "${fileName}"`);
     }
     return entry;
+  }
+
+  /** Before a refusal: the catalog as the stored index had it when the request arrived or later (rows added since the last refresh), if the provider can tell. */
+  async #rechecked(principal: Principal, arrived: number): Promise<FileCatalog | undefined> {
+    return this.catalogs.recheckedCatalogAt?.(principal.indexPath, arrived);
   }
 
   async #refusal(principal: Principal, target: { readonly symbol: string } | { readonly path: string }, what: string): Promise<NotEntitled> {

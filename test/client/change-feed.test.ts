@@ -51,7 +51,9 @@ async function startFixture(): Promise<Fixture> {
     store,
     changeStores: changeStoresWith({ log, checksums }),
     clients: [CLIENT, { clientId: 'other', secret: 'other-secret-other-secret' }],
-    env: { LIST_CACHE_SECONDS: '0', INDEX_REFRESH_SECONDS: '0' },
+    // The index is kept as in production (INDEX_REFRESH_SECONDS=60): a file released by a row added to it
+    // must be served as soon as its event is out (a refusal checks the stored index again).
+    env: { LIST_CACHE_SECONDS: '0' },
     changesPollMs: 20,
   });
   const fileOf = async (symbol: string, path: string) => {

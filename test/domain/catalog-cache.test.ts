@@ -131,6 +131,22 @@ describe('CatalogCache', function () {
     expect(reports).to.deep.equal([1]);
   });
 
+  describe('recheckedCatalogAt: a refusal checks the stored index again', function () {
+    it('sees a row added to the index before the refresh is due: a check that began at or after the request, shared by concurrent refusals', async function () {
+      await cache.catalogAt('indexes/acme.csv');
+      source.stored = indexOf('v2', 'A', 'B');
+      const checks = source.versionChecks;
+      expect((await cache.recheckedCatalogAt('indexes/acme.csv', now))?.count, 'the kept check began as the request arrived: enough').to.equal(1);
+      expect(source.versionChecks - checks).to.equal(0);
+      now += 1;
+      const rechecked = await Promise.all(Array.from({ length: 100 }, () => cache.recheckedCatalogAt('indexes/acme.csv', now)));
+      expect(rechecked.every((catalog) => catalog?.findBySymbol('B')?.fileName === 'B.csv')).to.equal(true);
+      expect(source.versionChecks - checks, 'one check for the hundred').to.equal(1);
+      expect((await cache.catalogAt('indexes/acme.csv'))?.count, 'the cache holds the new version for everyone').to.equal(2);
+      expect(source.loads).to.equal(2);
+    });
+  });
+
   describe('changesSeen: the change log position each catalog is known to include', function () {
     let head: number;
     let headReads: number;

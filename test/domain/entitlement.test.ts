@@ -15,7 +15,8 @@ const catalogs: CatalogProvider = {
     ]).catalog;
   },
 };
-const entitlement = new Entitlement(catalogs);
+const clock = { now: () => new Date('2026-11-26T12:00:00Z') };
+const entitlement = new Entitlement(catalogs, clock);
 
 describe('Entitlement', function () {
   it('gives the caller the catalog of its own index', async function () {
@@ -45,5 +46,32 @@ describe('Entitlement', function () {
   it('throws NotEntitled for a path the index does not list, even one that exists in storage', async function () {
     const failure = await entitlement.entryForPath(acme, 'indexes/acme.csv').catch((error: unknown) => error);
     expect(failure).to.be.instanceOf(NotEntitled);
+  });
+
+  describe('before a refusal', function () {
+    it('asks the provider for a catalog checked since the request arrived, and serves a row it has', async function () {
+      const asked: Array<{ indexPath: string; since: number }> = [];
+      const rechecking = new Entitlement(
+        {
+          ...catalogs,
+          async recheckedCatalogAt(indexPath, since) {
+            asked.push({ indexPath, since });
+            return FileCatalog.fromIndex([{ row: 1, Symbol: 'NEW', ShortDescriptionPt: '', ShortDescription: '', FileName: 'b3/new.parquet' }]).catalog;
+          },
+        },
+        clock,
+      );
+      expect((await rechecking.entryForSymbol(acme, 'NEW')).fileName).to.equal('b3/new.parquet');
+      expect((await rechecking.entryForPath(acme, 'b3/new.parquet')).symbol).to.equal('NEW');
+      expect((await rechecking.entryForSymbol(acme, 'QUOTES')).fileName, 'an entry of the kept catalog asks nothing').to.equal('b3/quotes.parquet');
+      expect(asked).to.deep.equal([
+        { indexPath: acme.indexPath, since: clock.now().getTime() },
+        { indexPath: acme.indexPath, since: clock.now().getTime() },
+      ]);
+      await rechecking.entryForSymbol(acme, 'NONE').then(
+        () => expect.fail('refused'),
+        (error: unknown) => expect(error).to.be.instanceOf(NotEntitled),
+      );
+    });
   });
 });

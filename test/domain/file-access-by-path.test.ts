@@ -45,7 +45,7 @@ function accessOver(
     counts.yields += 1;
     return new Promise((resolve) => setImmediate(resolve));
   };
-  return { files: new FileAccess({ entitlement: new Entitlement(catalogs), store, clock, listCacheMs: 60_000, memory, yieldToLoop, checksums: new MemoryChecksumStore() }), counts };
+  return { files: new FileAccess({ entitlement: new Entitlement(catalogs, clock), store, clock, listCacheMs: 60_000, memory, yieldToLoop, checksums: new MemoryChecksumStore() }), counts };
 }
 
 describe('FileAccess.listByPath', function () {

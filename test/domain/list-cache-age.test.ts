@@ -36,7 +36,7 @@ describe('the list cache (LIST_CACHE_SECONDS) of which catalog files exist', fun
     const catalog = FileCatalog.fromIndex([{ row: 1, Symbol: 'A', ShortDescriptionPt: '', ShortDescription: '', FileName: 'data/a.csv' }]).catalog;
     const catalogs: CatalogProvider = { catalogAt: async () => catalog };
     const files = new FileAccess({
-      entitlement: new Entitlement(catalogs),
+      entitlement: new Entitlement(catalogs, clock),
       checksums: new MemoryChecksumStore(),
       store,
       clock,

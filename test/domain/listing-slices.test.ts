@@ -46,7 +46,7 @@ describe('FileAccess reading which of a big catalog’s files exist', function (
       ).catalog;
       const catalogs: CatalogProvider = { catalogAt: async () => catalog };
       const files = new FileAccess({
-        entitlement: new Entitlement(catalogs),
+        entitlement: new Entitlement(catalogs, clock),
         checksums: new MemoryChecksumStore(),
         store,
         clock,

@@ -164,7 +164,7 @@ describe('release windows (AvailableFrom, AvailableUntil)', function () {
     });
 
     it('refuses a file outside its window as not entitled, saying when it is served', async function () {
-      const entitlement = new Entitlement(cache);
+      const entitlement = new Entitlement(cache, clock);
       const acme: Principal = { clientId: 'acme', indexPath: 'indexes/acme.csv' };
       const refusal = await entitlement.entryForSymbol(acme, 'TODAY').catch((error: unknown) => error);
       expect(refusal).to.be.instanceOf(NotEntitled);

@@ -47,13 +47,20 @@ describe('client indexes over HTTP', function () {
   });
 
   describe('when an index is updated', function () {
-    it('takes effect once the refresh interval has passed, without a restart', async function () {
+    it('serves a row added to the index as soon as it is asked for (a refusal checks the stored index again), without a restart', async function () {
       expect((await gateway.get('acme', '/download/B')).status).to.equal(403);
       store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A' }), buildIndexRow({ Symbol: 'B' })]));
-      now += 29_000;
-      expect((await gateway.get('acme', '/download/B')).status).to.equal(403);
-      now += 2_000;
+      now += 1;
       expect((await gateway.get('acme', '/download/B')).status).to.equal(200);
+      expect(jsonOf<{ count: number }>(await gateway.get('acme', '/catalog')).count, 'the new version, for every request').to.equal(2);
+    });
+
+    it('takes a new version into account once the refresh interval has passed, without a request for a new row', async function () {
+      store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A' }), buildIndexRow({ Symbol: 'B' }), buildIndexRow({ Symbol: 'C' })]));
+      now += 29_000;
+      expect(jsonOf<{ count: number }>(await gateway.get('acme', '/catalog')).count).to.equal(2);
+      now += 2_000;
+      expect(jsonOf<{ count: number }>(await gateway.get('acme', '/catalog')).count).to.equal(3);
     });
 
     it('revokes access to a symbol removed from the index', async function () {
