@@ -366,6 +366,7 @@ function buildProgram(io: ClientsCliIo): Command {
     .argument('<client_id>')
     .option('--json', 'print a JSON array instead of lines')
     .action(async (clientId: string, options: { json?: boolean }) => {
+      await knownClient(clientId);
       const endpoints = await webhooksOf().webhooks.list(clientId);
       const rows = endpoints.map((endpoint) => ({
         id: endpoint.id,
@@ -394,6 +395,7 @@ function buildProgram(io: ClientsCliIo): Command {
     .argument('<client_id>')
     .argument('<id>')
     .action(async (clientId: string, id: string) => {
+      await knownClient(clientId);
       await webhooksOf().webhooks.remove(clientId, id).catch(asCliFailure);
       out(`client_id: ${clientId}`);
       out(`id: ${id}`);

@@ -63,6 +63,15 @@ describe('clients webhook add|list|remove (the operator CLI)', function () {
     expect((await run('webhook', 'list', 'acme')).stdout).to.match(new RegExp(`^${id}  disabled \\(gone: the endpoint answered 410 Gone`, 'm'));
   });
 
+  it('refuses (exit 1, "no client") to list or remove the endpoints of an unknown client, printing nothing on stdout', async function () {
+    for (const args of [['list', 'nosuch'], ['list', 'nosuch', '--json'], ['remove', 'nosuch', 'wh_aaaaaaaaaaaaaaaaaaaaaaaaaa']]) {
+      const refused = await run('webhook', ...args);
+      expect(refused.code, args.join(' ')).to.equal(1);
+      expect(refused.stderr, args.join(' ')).to.match(/no client "nosuch"/);
+      expect(refused.stdout, args.join(' ')).to.equal('');
+    }
+  });
+
   it('refuses (exit 1) an http URL without WEBHOOK_ALLOW_PRIVATE, an unknown client, and an unknown endpoint', async function () {
     delete env['WEBHOOK_ALLOW_PRIVATE'];
     const refused = await run('webhook', 'add', 'acme', 'http://hooks.example.com/');
