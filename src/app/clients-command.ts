@@ -374,10 +374,12 @@ function buildProgram(io: ClientsCliIo): Command {
         enabled: endpoint.enabled,
         disabledReason: endpoint.disabled?.reason ?? null,
         disabledDetail: endpoint.disabled?.detail ?? null,
+        disabledAt: endpoint.disabled?.at.toISOString() ?? null,
         createdAt: endpoint.createdAt.toISOString(),
         delivered: endpoint.delivery.delivered,
         attempts: endpoint.delivery.attempts,
-        nextAttemptAt: endpoint.delivery.nextAttemptAt?.toISOString() ?? null,
+        // A disabled endpoint is never tried again, whatever its delivery state last said.
+        nextAttemptAt: endpoint.enabled ? (endpoint.delivery.nextAttemptAt?.toISOString() ?? null) : null,
       }));
       if (options.json === true) {
         out(JSON.stringify(rows, null, 2));
@@ -385,7 +387,9 @@ function buildProgram(io: ClientsCliIo): Command {
       }
       for (const row of rows) {
         out(`${row.id}  ${row.enabled ? 'enabled' : `disabled (${row.disabledReason ?? 'unknown'}: ${row.disabledDetail ?? ''})`}  ${row.url}`);
-        if (row.attempts > 0) out(`  ${row.attempts} failed attempts, next at ${row.nextAttemptAt ?? 'the next round'}`);
+        const failed = `${row.attempts} failed attempt${row.attempts === 1 ? '' : 's'}`;
+        if (!row.enabled) out(`  ${row.attempts > 0 ? `${failed}; ` : ''}disabled at ${row.disabledAt ?? 'an unknown time'}: never tried again (remove it and add it again to resume)`);
+        else if (row.attempts > 0) out(`  ${failed}, next at ${row.nextAttemptAt ?? 'the next round'}`);
       }
     });
 
