@@ -65,7 +65,7 @@ class CliFailure extends Error {
 const takesEffect = 'within CLIENTS_FILE_RECHECK_SECONDS (1 s by default)';
 
 /**
- * Runs the `clients` command line: `add`, `set`, `list`, `rotate`, `disable`, `enable`, `remove`.
+ * Runs the `clients` command line: `add`, `set`, `list`, `rotate`, `disable`, `enable`, `remove`, `s3-key add|list|revoke`, `webhook add|list|remove`.
  *
  * `args` are the user's arguments only (`process.argv.slice(2)`). Results go to `io.stdout` as
  * `key: value` lines (or JSON for `list --json`); notes and errors go to `io.stderr`.
