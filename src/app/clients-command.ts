@@ -65,7 +65,7 @@ class CliFailure extends Error {
 const takesEffect = 'within CLIENTS_FILE_RECHECK_SECONDS (1 s by default)';
 
 /**
- * Runs the `clients` command line: `add`, `set`, `list`, `rotate`, `disable`, `enable`, `remove`.
+ * Runs the `clients` command line: `add`, `set`, `list`, `rotate`, `disable`, `enable`, `remove`, `s3-key add|list|revoke`, `webhook add|list|remove`.
  *
  * `args` are the user's arguments only (`process.argv.slice(2)`). Results go to `io.stdout` as
  * `key: value` lines (or JSON for `list --json`); notes and errors go to `io.stderr`.
@@ -366,6 +366,7 @@ function buildProgram(io: ClientsCliIo): Command {
     .argument('<client_id>')
     .option('--json', 'print a JSON array instead of lines')
     .action(async (clientId: string, options: { json?: boolean }) => {
+      await knownClient(clientId);
       const endpoints = await webhooksOf().webhooks.list(clientId);
       const rows = endpoints.map((endpoint) => ({
         id: endpoint.id,
@@ -373,10 +374,12 @@ function buildProgram(io: ClientsCliIo): Command {
         enabled: endpoint.enabled,
         disabledReason: endpoint.disabled?.reason ?? null,
         disabledDetail: endpoint.disabled?.detail ?? null,
+        disabledAt: endpoint.disabled?.at.toISOString() ?? null,
         createdAt: endpoint.createdAt.toISOString(),
         delivered: endpoint.delivery.delivered,
         attempts: endpoint.delivery.attempts,
-        nextAttemptAt: endpoint.delivery.nextAttemptAt?.toISOString() ?? null,
+        // A disabled endpoint is never tried again, whatever its delivery state last said.
+        nextAttemptAt: endpoint.enabled ? (endpoint.delivery.nextAttemptAt?.toISOString() ?? null) : null,
       }));
       if (options.json === true) {
         out(JSON.stringify(rows, null, 2));
@@ -384,7 +387,9 @@ function buildProgram(io: ClientsCliIo): Command {
       }
       for (const row of rows) {
         out(`${row.id}  ${row.enabled ? 'enabled' : `disabled (${row.disabledReason ?? 'unknown'}: ${row.disabledDetail ?? ''})`}  ${row.url}`);
-        if (row.attempts > 0) out(`  ${row.attempts} failed attempts, next at ${row.nextAttemptAt ?? 'the next round'}`);
+        const failed = `${row.attempts} failed attempt${row.attempts === 1 ? '' : 's'}`;
+        if (!row.enabled) out(`  ${row.attempts > 0 ? `${failed}; ` : ''}disabled at ${row.disabledAt ?? 'an unknown time'}: never tried again (remove it and add it again to resume)`);
+        else if (row.attempts > 0) out(`  ${failed}, next at ${row.nextAttemptAt ?? 'the next round'}`);
       }
     });
 
@@ -394,6 +399,7 @@ function buildProgram(io: ClientsCliIo): Command {
     .argument('<client_id>')
     .argument('<id>')
     .action(async (clientId: string, id: string) => {
+      await knownClient(clientId);
       await webhooksOf().webhooks.remove(clientId, id).catch(asCliFailure);
       out(`client_id: ${clientId}`);
       out(`id: ${id}`);

@@ -416,22 +416,32 @@ export type CountedVersionsFactory = (windowMs: number) => CountedVersions;
 
 /**
  * The durable, ordered log of changes (Azure Table Storage on Azure, an embedded file on the local
- * folder store). Only the one scanner of the fleet appends; every instance reads. Positions
- * start at 1 and increase by one per change appended.
+ * folder store). Only the one scanner of the fleet appends; every instance reads.
+ *
+ * Each log has an *origin*, fixed when the log is first created and never changed: the creation
+ * time in milliseconds times 1000 (0 for a log made before origins existed). Positions start at
+ * origin + 1 and increase by one per change appended. A log made later (the old one deleted: a
+ * reset) thus starts above every position of the earlier one (unless that one appended more than
+ * 1000 changes per millisecond of its life), so a cursor or a webhook's position kept from the
+ * earlier log is recognisably from before this one: it is below the origin.
  */
 export interface ChangeLog {
   /** Appends `changes` in this order after the last one, and returns them with their ids and positions. */
   append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]>;
-  /** At most `limit` of `clientId`'s changes after position `after` (exclusive), in order. */
+  /**
+   * At most `limit` of `clientId`'s changes after position `after` (exclusive), in order. A position
+   * below the origin reads from the log's first change.
+   */
   read(clientId: string, after: number, limit: number): Promise<readonly LoggedChange[]>;
-  /** The position of the last change appended; 0 before the first. */
+  /** The position of the last change appended; the origin before the first. */
   head(): Promise<number>;
-  /** The last position pruned: a reader that stopped before it may have missed changes; 0 before any pruning. */
+  /** The last position pruned: a reader that stopped before it may have missed changes; the origin before any pruning. */
   horizon(): Promise<number>;
   /**
-   * The position of the last of `clientId`'s own changes pruned; 0 when none was. A reader of that
-   * client that stopped before it missed a change; one at or after it missed none, however far
-   * behind `horizon` it is (a quiet client keeps its cursor).
+   * The position of the last of `clientId`'s own changes pruned, and never below the origin: the
+   * origin when none was. A reader of that client that stopped before it missed a change (a reader
+   * before the origin read an earlier log, and missed whatever this one holds and that one lost);
+   * one at or after it missed none, however far behind `horizon` it is (a quiet client keeps its cursor).
    */
   prunedThrough(clientId: string): Promise<number>;
   /** Forgets every change found before `before` (CHANGES_RETENTION_DAYS). */

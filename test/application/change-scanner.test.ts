@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { originZeroClock } from '../support/change-log-origin.js';
 import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { MemoryScanStateStore } from '../../src/adapters/changes/memory-scan-state-store.js';
 import { NodeContentHasher } from '../../src/adapters/changes/node-content-hasher.js';
@@ -110,7 +111,7 @@ describe('ChangeScanner', function () {
     blobs = new MemoryBlobStore();
     store = new CountingStore(blobs);
     registry = new InMemoryClientRegistry([client('acme'), client('beta')]);
-    log = new MemoryChangeLog();
+    log = new MemoryChangeLog({ clock: originZeroClock });
     checksums = new MemoryChecksumStore();
     state = new MemoryScanStateStore();
     clock = new FixedClock(t0);

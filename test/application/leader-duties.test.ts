@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { originZeroClock } from '../support/change-log-origin.js';
 import type { ChangeScanner, ScanReport } from '../../src/application/change-scanner.js';
 import { LeaderDuties } from '../../src/application/leader-duties.js';
 import type { ScannerLease } from '../../src/domain/ports.js';
@@ -39,7 +40,7 @@ describe('LeaderDuties', function () {
     errors = [];
   });
 
-  function duties(fake: ReturnType<typeof fakeScanner>, log = new MemoryChangeLog()): LeaderDuties {
+  function duties(fake: ReturnType<typeof fakeScanner>, log = new MemoryChangeLog({ clock: originZeroClock })): LeaderDuties {
     return new LeaderDuties({
       lease,
       scanner: fake.scanner,
@@ -101,7 +102,7 @@ describe('LeaderDuties', function () {
   });
 
   it('prunes what was found longer ago than the retention', async function () {
-    const log = new MemoryChangeLog();
+    const log = new MemoryChangeLog({ clock: originZeroClock });
     const file = { symbol: 'A', fileName: 'a.csv', size: 1, etag: '"1"', uploaded: new Date(at) };
     await log.append([{ clientId: 'acme', type: 'file.released', time: new Date(at), file }]);
     const leader = duties(fakeScanner(), log);

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import { createClient, type ChangeEvent, type ChangeReport, type GatewayClient } from '../../client/src/index.js';
 import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { originZeroClock } from '../support/change-log-origin.js';
 import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { packageRoot } from '../../src/app/package-root.js';
@@ -42,7 +43,7 @@ interface Fixture {
 
 async function startFixture(): Promise<Fixture> {
   const store = new MemoryBlobStore();
-  const log = new MemoryChangeLog();
+  const log = new MemoryChangeLog({ clock: originZeroClock });
   const checksums = new MemoryChecksumStore();
   const index = new Map<string, string>();
   const writeIndex = (): void => store.put('indexes/acme.csv', buildIndexCsv([...index].map(([symbol, path]) => buildIndexRow({ Symbol: symbol, FileName: path }))));

@@ -176,6 +176,14 @@ describe('the dfg command', function () {
       });
     }
 
+    it('when run as dfg sync x --watch --dry-run, says on stderr that they cannot be combined, and exits 2', async function () {
+      const result = await runDfg(['sync', join(home, 'never'), '--watch', '--dry-run'], env);
+
+      expect(result.code).to.equal(2);
+      expect(result.stderr).to.contain('--watch cannot be combined with --dry-run');
+      expect(result.stdout).to.equal('');
+    });
+
     it('when asked for --help, lists the commands and the exit codes, and exits 0', async function () {
       const result = await runDfg(['--help'], env);
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { runClientsCli } from '../../src/app/clients-command.js';
 import { packageRoot } from '../../src/app/package-root.js';
 import { proseLines, sectionOf } from '../support/markdown.js';
 
@@ -21,5 +22,20 @@ describe('README.md, the front page', function () {
     expect(blocks).to.have.length(1);
     const commands = (blocks[0] ?? '').trim().split('\n').map((line) => line.replace(/\s+#.*$/, ''));
     expect(commands).to.deep.equal(['npm install && npm start', 'npm install && npm test']);
+  });
+
+  it("names exactly the clients CLI's commands, and those of s3-key and webhook", async function () {
+    /** The commands `clients [...path] --help` lists, without `help`. */
+    const commandsOf = async (...path: string[]): Promise<string[]> => {
+      let help = '';
+      await runClientsCli([...path, '--help'], { env: {}, stdout: { write: (text: string) => (help += text) }, stderr: { write: () => undefined }, readStdin: async () => '' });
+      const listed = help.split(/^Commands:\n/m)[1] ?? '';
+      return [...listed.matchAll(/^ {2}([a-z0-9-]+)/gm)].map((match) => match[1] as string).filter((name) => name !== 'help');
+    };
+    const line = readme().split('\n- ').find((item) => item.startsWith('**Clients** are managed with')) ?? '';
+    const named = (pattern: RegExp): string[] => (pattern.exec(line)?.[1] ?? '').split('|');
+    expect(named(/`npm run clients -- ([a-z0-9|-]+)`/)).to.have.members(await commandsOf());
+    expect(named(/`s3-key ([a-z|]+)`/)).to.have.members(await commandsOf('s3-key'));
+    expect(named(/`webhook ([a-z|]+)`/)).to.have.members(await commandsOf('webhook'));
   });
 });

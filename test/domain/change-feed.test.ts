@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { originZeroClock } from '../support/change-log-origin.js';
 import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { ChangeFeed, type FeedPage, type Schedule } from '../../src/application/change-feed.js';
 import type { FileChange, FileChangeType } from '../../src/domain/changes.js';
@@ -84,7 +85,7 @@ async function stateOf<T>(promise: Promise<T>): Promise<T | 'pending'> {
 describe('ChangeFeed (the use case behind GET /changes)', () => {
   describe('when reading a page', () => {
     it('returns only the client’s own events, in order, and a next position at its own last one', async () => {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       await log.append([change('acme', 'a.csv'), change('other', 'b.csv'), change('acme', 'c.csv', 'file.updated'), change('other', 'd.csv')]);
       const page = await feedOver(log, new ManualSchedule()).read('acme', { limit: 10, waitMs: 0 });
       expect(page.events.map((event) => [event.file.fileName, event.type])).to.deep.equal([
@@ -96,7 +97,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
     });
 
     it('cuts at limit, says hasMore, and continues from next without repeating or skipping', async () => {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       await log.append(['1', '2', '3', '4', '5'].map((n) => change('acme', `${n}.csv`)));
       const feed = feedOver(log, new ManualSchedule());
       const first = await feed.read('acme', { limit: 2, waitMs: 0 });
@@ -110,7 +111,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
     });
 
     it('starts at the oldest retained event without a position', async () => {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       await log.append([change('acme', 'old.csv', 'file.released', { time: new Date('2026-10-01T00:00:00Z') })]);
       await log.append([change('acme', 'new.csv', 'file.released', { time: new Date('2026-11-20T00:00:00Z') })]);
       await log.prune(new Date('2026-11-01T00:00:00Z'));
@@ -119,7 +120,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
     });
 
     it('fills in the SHA-256 the checksum store knows for that exact version, in one lookup per page', async () => {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       await log.append([change('acme', 'a.csv'), change('acme', 'b.csv')]);
       const checksums = new MemoryChecksumStore();
       await checksums.record({ path: 'a.csv', etag: '"a.csv-1"' }, 'a'.repeat(64));
@@ -135,7 +136,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
 
   describe('when the position is older than the retention', () => {
     it('refuses it as CursorExpired (cursor_expired)', async () => {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       await log.append([change('acme', 'a.csv', 'file.released', { time: new Date('2026-10-01T00:00:00Z') })]);
       await log.append([change('acme', 'b.csv', 'file.released', { time: new Date('2026-10-02T00:00:00Z') })]);
       await log.prune(new Date('2026-11-01T00:00:00Z'));
@@ -147,7 +148,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
     });
 
     it('refuses a position beyond the head (a log reset since) as CursorExpired', async () => {
-      const feed = feedOver(new MemoryChangeLog(), new ManualSchedule());
+      const feed = feedOver(new MemoryChangeLog({ clock: originZeroClock }), new ManualSchedule());
       const refusal = await feed.read('acme', { after: 7, limit: 10, waitMs: 0 }).catch((error: unknown) => error);
       expect(refusal).to.be.instanceOf(CursorExpired);
     });
@@ -155,7 +156,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
 
   describe('when waiting for new events (the long poll)', () => {
     it('answers as soon as the watcher sees an event of the client appended, before the wait ends', async () => {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       const timers = new ManualSchedule();
       const feed = feedOver(log, timers);
       const answer = feed.read('acme', { after: 0, limit: 10, waitMs: 30_000 });
@@ -170,7 +171,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
     });
 
     it('keeps waiting through another client’s events, and ends empty at the same position when the wait ends', async () => {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       const timers = new ManualSchedule();
       const feed = feedOver(log, timers);
       const answer = feed.read('acme', { after: 0, limit: 10, waitMs: 5000 });
@@ -186,7 +187,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
     });
 
     it('reads the head once per poll for all waiting requests, not once per request', async () => {
-      const log = new CountingLog();
+      const log = new CountingLog({ clock: originZeroClock });
       const timers = new ManualSchedule();
       const feed = feedOver(log, timers);
       const answers = Array.from({ length: 50 }, (_, i) => feed.read(`client-${i % 5}`, { after: 0, limit: 10, waitMs: 10_000 }));
@@ -201,7 +202,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
 
     it('answers at once, empty, past the bound of waiting requests (in all and per client)', async () => {
       const timers = new ManualSchedule();
-      const feed = feedOver(new MemoryChangeLog(), timers, { maxWaiters: 3, maxWaitersPerClient: 2 });
+      const feed = feedOver(new MemoryChangeLog({ clock: originZeroClock }), timers, { maxWaiters: 3, maxWaitersPerClient: 2 });
       const held = [feed.read('acme', { after: 0, limit: 10, waitMs: 10_000 }), feed.read('acme', { after: 0, limit: 10, waitMs: 10_000 })];
       await settle();
       expect(await stateOf(feed.read('acme', { after: 0, limit: 10, waitMs: 10_000 })), 'a third of the same client').to.deep.include({ events: [] });
@@ -215,7 +216,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
 
     it('ends a wait when its client goes away', async () => {
       const timers = new ManualSchedule();
-      const feed = feedOver(new MemoryChangeLog(), timers);
+      const feed = feedOver(new MemoryChangeLog({ clock: originZeroClock }), timers);
       const gone = new AbortController();
       const answer = feed.read('acme', { after: 0, limit: 10, waitMs: 60_000, signal: gone.signal });
       await settle();
@@ -228,7 +229,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
 
     it('ends every wait at close() (graceful shutdown) and waits no more after it', async () => {
       const timers = new ManualSchedule();
-      const feed = feedOver(new MemoryChangeLog(), timers);
+      const feed = feedOver(new MemoryChangeLog({ clock: originZeroClock }), timers);
       const answers = [feed.read('acme', { after: 0, limit: 10, waitMs: 60_000 }), feed.read('beta', { after: 0, limit: 10, waitMs: 60_000 })];
       await settle();
       feed.close();
@@ -238,7 +239,7 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
     });
 
     it('goes on waiting when the log cannot be read for a poll', async () => {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       const timers = new ManualSchedule();
       const feed = feedOver(log, timers);
       const answer = feed.read('acme', { after: 0, limit: 10, waitMs: 10_000 });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { originZeroClock } from '../support/change-log-origin.js';
 import { MemoryChecksumStore } from '../../src/adapters/changes/memory-checksum-store.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { FileChange, FileChangeType, LoggedChange } from '../../src/domain/changes.js';
@@ -67,7 +68,7 @@ describe('GET /changes (the change feed)', function () {
   let gateway: TestGateway;
 
   beforeEach(async function () {
-    log = new ObservedLog();
+    log = new ObservedLog({ clock: originZeroClock });
     checksums = new MemoryChecksumStore();
     // A watcher reading the head every 20 ms keeps the long-poll tests short; production reads it every second.
     gateway = await startGateway({ store: seededStore(), clients, changeStores: changeStoresWith({ log, checksums }), changesPollMs: 20 });
@@ -337,9 +338,40 @@ describe('GET /changes (the change feed)', function () {
   });
 });
 
+describe('GET /changes after the change log was reset (a new log where the old one was: a restart of a memory log)', function () {
+  it('responds 410 cursor_expired to a cursor of the old log, before and after the new log passes its position', async function () {
+    const madeAt = (ms: number): MemoryChangeLog => new MemoryChangeLog({ clock: { now: () => new Date(ms) } });
+    const before = madeAt(Date.parse('2026-11-20T09:00:00Z'));
+    await before.append(Array.from({ length: 32 }, (_, i) => change('acme', `old-${i}.csv`)));
+    let oldCursor: string;
+    const first = await startGateway({ store: seededStore(), clients, changeStores: changeStoresWith({ log: before }) });
+    try {
+      const body = jsonOf<{ events: unknown[]; nextCursor: string }>(await first.get('acme', '/changes?limit=100'));
+      expect(body.events).to.have.length(32);
+      oldCursor = body.nextCursor;
+    } finally {
+      await first.close();
+    }
+    const after = madeAt(Date.parse('2026-11-20T10:00:00Z'));
+    const second = await startGateway({ store: seededStore(), clients, changeStores: changeStoresWith({ log: after }) });
+    try {
+      const empty = await second.get('acme', `/changes?cursor=${encodeURIComponent(oldCursor)}`);
+      expect([empty.status, jsonOf<ErrorBody>(empty).code]).to.deep.equal([410, 'cursor_expired']);
+      await after.append(Array.from({ length: 40 }, (_, i) => change('acme', `new-${i}.csv`)));
+      const passed = await second.get('acme', `/changes?limit=100&cursor=${encodeURIComponent(oldCursor)}`);
+      expect([passed.status, jsonOf<ErrorBody>(passed).code], 'never 200 with events 33-40 only').to.deep.equal([410, 'cursor_expired']);
+      const fresh = jsonOf<{ events: Array<{ id: string }> }>(await second.get('acme', '/changes?limit=100'));
+      expect(fresh.events, 'starting over gives every event of the new log').to.have.length(40);
+      expect(fresh.events[0]?.id).to.equal(`chg_${Date.parse('2026-11-20T10:00:00Z') * 1000 + 1}`);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
 describe('listings and downloads when the change log hangs', function () {
   it('serves the download at once and answers the listing 503 once the bounded wait for the position ends', async function () {
-    const log = new MemoryChangeLog();
+    const log = new MemoryChangeLog({ clock: originZeroClock });
     let heads = 0;
     log.head = (): Promise<number> => {
       heads += 1;
@@ -364,7 +396,7 @@ describe('GET /changes when the change log fails', function () {
     [500, new Error('unexpected')],
   ] as const) {
     it(`responds ${status} when reading the log throws ${failure.name}`, async function () {
-      const log = new MemoryChangeLog();
+      const log = new MemoryChangeLog({ clock: originZeroClock });
       log.read = (): Promise<readonly LoggedChange[]> => Promise.reject(failure);
       const gateway = await startGateway({ store: seededStore(), clients, changeStores: changeStoresWith({ log }) });
       try {

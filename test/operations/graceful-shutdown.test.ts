@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
 import { InMemoryClientRegistry } from '../../src/adapters/clients/in-memory-client-registry.js';
 import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { originZeroClock } from '../support/change-log-origin.js';
 import { createHttpServer } from '../../src/adapters/http/http-server.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { createGateway } from '../../src/app/create-app.js';
@@ -236,7 +237,7 @@ describe('drainOnSignals (src/app/graceful-shutdown.ts)', function () {
     const registry = new InMemoryClientRegistry();
     registry.add({ clientId: 'acme', secretHash: await hashTestSecret('acme-secret-acme-secret'), indexPath: 'indexes/acme.csv', enabled: true });
     const config = testConfig();
-    const gateway = await createGateway(config, { store: new MemoryBlobStore(), registry, logger: quietLogger, changeStores: changeStoresWith({ log: new MemoryChangeLog() }) });
+    const gateway = await createGateway(config, { store: new MemoryBlobStore(), registry, logger: quietLogger, changeStores: changeStoresWith({ log: new MemoryChangeLog({ clock: originZeroClock }) }) });
     const server = createHttpServer(gateway.app, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 100 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

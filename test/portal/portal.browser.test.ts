@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { formatSize } from '../../portal/src/catalog.js';
 import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { originZeroClock } from '../support/change-log-origin.js';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import type { FileChangeType } from '../../src/domain/changes.js';
 import type { Clock } from '../../src/domain/ports.js';
@@ -196,7 +197,7 @@ describe('the subscriber portal in a browser (Chromium)', function () {
   let gateway: TestGateway;
   let store: MemoryBlobStore;
   /** The change feed's log, into which the "What's new" tests append what a scanner would. */
-  const changeLog = new MemoryChangeLog();
+  const changeLog = new MemoryChangeLog({ clock: originZeroClock });
   const clock = new TestClock();
   const contexts: BrowserContext[] = [];
   /** When the test's indexes were written: their release windows are set from it. */

@@ -11,6 +11,7 @@ import { createGateway, type AppAdapters, type Gateway } from '../../src/app/cre
 import { bundledSampleDataDir } from '../../src/app/package-root.js';
 import type { BlobStore, ClientRegistry } from '../../src/domain/ports.js';
 import { expectMatchesContract, type HttpResponse } from './contract.js';
+import { originZeroClock } from './change-log-origin.js';
 
 export const testSigningKeyText = 'test-signing-key-of-at-least-32-bytes!!';
 export const testSigningKey = new TextEncoder().encode(testSigningKeyText);
@@ -80,7 +81,7 @@ export const hashTestSecret = (secret: string): Promise<string> => hashSecret(se
 
 /** The memory change stores, with the log or checksum store a test watches in their place. */
 export function changeStoresWith(overrides: Partial<ChangeStores>): ChangeStores {
-  return { ...memoryChangeStores(), ...overrides };
+  return { ...memoryChangeStores(originZeroClock), ...overrides };
 }
 
 export const quietLogger: Logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });

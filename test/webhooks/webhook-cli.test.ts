@@ -54,13 +54,35 @@ describe('clients webhook add|list|remove (the operator CLI)', function () {
     expect(JSON.parse((await run('webhook', 'list', 'acme', '--json')).stdout)).to.deep.equal([]);
   });
 
-  it('lists a disabled endpoint as disabled, with why', async function () {
+  it('lists a disabled endpoint as disabled, with why, when, and no next attempt', async function () {
     const id = /^id: (\S+)$/m.exec((await run('webhook', 'add', 'acme', 'http://127.0.0.1:9/hook')).stdout)?.[1] ?? '';
     await new FileWebhookRegistry(join(dir, 'webhooks.json')).update('acme', id, {
       delivery: { delivered: 0, attempts: 1 },
       disabled: { reason: 'gone', at: new Date('2026-05-01T00:00:00Z'), detail: 'the endpoint answered 410 Gone to the change at position 1' },
     });
-    expect((await run('webhook', 'list', 'acme')).stdout).to.match(new RegExp(`^${id}  disabled \\(gone: the endpoint answered 410 Gone`, 'm'));
+    const listed = (await run('webhook', 'list', 'acme')).stdout;
+    expect(listed).to.match(new RegExp(`^${id}  disabled \\(gone: the endpoint answered 410 Gone`, 'm'));
+    expect(listed).to.match(/^ {2}1 failed attempt; disabled at 2026-05-01T00:00:00\.000Z: never tried again \(remove it and add it again to resume\)$/m);
+    expect(listed).to.not.match(/next at/);
+    const [json] = JSON.parse((await run('webhook', 'list', 'acme', '--json')).stdout) as Array<Record<string, unknown>>;
+    expect(json).to.include({ enabled: false, disabledReason: 'gone', disabledAt: '2026-05-01T00:00:00.000Z', nextAttemptAt: null });
+  });
+
+  it('lists an enabled endpoint with failed attempts with its next attempt', async function () {
+    const id = /^id: (\S+)$/m.exec((await run('webhook', 'add', 'acme', 'http://127.0.0.1:9/hook')).stdout)?.[1] ?? '';
+    await new FileWebhookRegistry(join(dir, 'webhooks.json')).update('acme', id, {
+      delivery: { delivered: 0, attempts: 2, nextAttemptAt: new Date('2026-05-01T00:05:00Z') },
+    });
+    expect((await run('webhook', 'list', 'acme')).stdout).to.match(/^ {2}2 failed attempts, next at 2026-05-01T00:05:00\.000Z$/m);
+  });
+
+  it('refuses (exit 1, "no client") to list or remove the endpoints of an unknown client, printing nothing on stdout', async function () {
+    for (const args of [['list', 'nosuch'], ['list', 'nosuch', '--json'], ['remove', 'nosuch', 'wh_aaaaaaaaaaaaaaaaaaaaaaaaaa']]) {
+      const refused = await run('webhook', ...args);
+      expect(refused.code, args.join(' ')).to.equal(1);
+      expect(refused.stderr, args.join(' ')).to.match(/no client "nosuch"/);
+      expect(refused.stdout, args.join(' ')).to.equal('');
+    }
   });
 
   it('refuses (exit 1) an http URL without WEBHOOK_ALLOW_PRIVATE, an unknown client, and an unknown endpoint', async function () {

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { auditEvents } from '../../src/adapters/audit/audit-trail.js';
 import { MemoryChangeLog } from '../../src/adapters/changes/memory-change-log.js';
+import { originZeroClock } from '../support/change-log-origin.js';
 import { JoseSigner } from '../../src/adapters/signing/jose-signer.js';
 import { FileWebhookRegistry } from '../../src/adapters/webhooks/file-webhook-registry.js';
 import { MemoryWebhookRegistry } from '../../src/adapters/webhooks/memory-webhook-registry.js';
@@ -39,7 +40,7 @@ function setUp(registry: WebhookRegistry = new MemoryWebhookRegistry()) {
   // Real time to start from, so `standardwebhooks` accepts the timestamps of the first attempts.
   const clock = new HandClock(new Date(Math.floor(Date.now() / 1000) * 1000));
   foundAt = () => clock.now();
-  const log = new MemoryChangeLog();
+  const log = new MemoryChangeLog({ clock: originZeroClock });
   const signer = new JoseSigner({ rootKey, clock });
   const audited = capturedAudit();
   const events = new EventBus();

@@ -198,11 +198,12 @@ export async function runDfg(argv: readonly string[], io: DfgIo): Promise<number
     .addOption(new Option('--progress <mode>', 'bars (on a terminal), json (JSON lines on stdout; the default off a terminal) or none').choices(['bars', 'json', 'none']))
     .option('-q, --quiet', 'no progress output (failures still go to stderr)')
     .option('--watch', 'after the mirror, follow the change feed: new and updated files are downloaded and verified, withdrawn ones deleted only with --delete; one line per event; Ctrl-C stops')
-    .action(async (dir: string, options: SyncCommandOptions) => {
+    .action(async (dir: string, options: SyncCommandOptions, command: Command) => {
+      // Said on stderr as commander says its own usage errors (an error thrown here would be silent).
+      if (options.watch === true && options.dryRun === true) command.error('error: --watch cannot be combined with --dry-run', { exitCode: ExitCode.usage, code: 'dfg.usage' });
       const gateway = await client(profileOption());
       const mode: ProgressMode = options.quiet === true ? 'none' : (options.progress ?? (io.stderr.isTTY === true ? 'bars' : 'json'));
       if (options.watch === true) {
-        if (options.dryRun === true) throw new InvalidArgumentError('--watch cannot be combined with --dry-run');
         exitCode = await watchCommand(gateway, dir, options, mode, io);
         return;
       }

@@ -44,7 +44,7 @@ export interface AzureChangeStoresOptions {
 /** On Azure: the log and checksums in Table Storage, the state and lease in the system container. */
 export function azureChangeStores(options: AzureChangeStoresOptions): ChangeStores {
   return {
-    log: new TableChangeLog(options.tables(CHANGE_LOG_TABLE)),
+    log: new TableChangeLog(options.tables(CHANGE_LOG_TABLE), { clock: options.clock }),
     checksums: new TableChecksumStore(options.tables(CHECKSUM_TABLE), { clock: options.clock }),
     state: new BlobScanStateStore(options.systemContainer),
     lease: new BlobScannerLease({ container: options.systemContainer, clock: options.clock, expiryMs: SCANNER_LEASE_EXPIRY_MS }),
@@ -75,14 +75,14 @@ export function azureChangeStoresFromAccountUrl(accountUrl: string, tableUrl: st
 /** On the local folder store: everything in one folder (`changes/` beside CLIENTS_FILE). */
 export function folderChangeStores(dir: string, clock: Clock): ChangeStores {
   return {
-    log: new FileChangeLog({ dir: join(dir, 'log') }),
+    log: new FileChangeLog({ dir: join(dir, 'log'), clock }),
     checksums: new FileChecksumStore(join(dir, 'checksums.jsonl')),
     state: new FileScanStateStore(join(dir, 'scan-state.jsonl')),
     lease: new FileScannerLease({ file: join(dir, 'scanner.lock'), clock, expiryMs: SCANNER_LEASE_EXPIRY_MS }),
   };
 }
 
-/** One process alone (the embedded default): memory, no lease. */
-export function memoryChangeStores(): ChangeStores {
-  return { log: new MemoryChangeLog(), checksums: new MemoryChecksumStore(), state: new MemoryScanStateStore(), lease: new SoleInstanceLease() };
+/** One process alone (the embedded default): memory, no lease. `clock` fixes the log's origin (default the system clock). */
+export function memoryChangeStores(clock?: Clock): ChangeStores {
+  return { log: new MemoryChangeLog(clock === undefined ? {} : { clock }), checksums: new MemoryChecksumStore(), state: new MemoryScanStateStore(), lease: new SoleInstanceLease() };
 }

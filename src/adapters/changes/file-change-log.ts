@@ -1,19 +1,27 @@
-import { mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { link, mkdir, open, readdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changeId, FILE_CHANGE_TYPES, type FileChange, type FileChangeType, type LoggedChange } from '../../domain/changes.js';
-import type { ChangeLog } from '../../domain/ports.js';
+import type { ChangeLog, Clock } from '../../domain/ports.js';
 
 export interface FileChangeLogOptions {
   /** The folder of the log (on the local folder store: `changes/` beside CLIENTS_FILE). */
   readonly dir: string;
   /** A segment file is closed for appends once it holds this many bytes (default 4 MiB). */
   readonly segmentBytes?: number;
+  /** Fixes the origin of a log made in an empty folder (its time in milliseconds times 1000); default the system clock. */
+  readonly clock?: Clock;
 }
 
 /**
  * The change log of the local folder store: an embedded, append-only log in segment files
- * (`changes-<first position>.jsonl`, one JSON line per change) and a `horizon` file, under one
+ * (`changes-<first position>.jsonl`, one JSON line per change) and a `horizon.json` file, under one
  * folder. It survives restarts: the files are the log, and each instance rebuilds its index from them.
+ *
+ * `horizon.json` also keeps the log's origin. The first process to find the folder without a log
+ * creates it exclusively (a hard link, which fails if the file exists), so processes that start
+ * together agree on one origin; a log made before origins existed (segments, but no origin
+ * recorded) keeps origin 0.
  *
  * A read does not scan the log: each instance keeps, per segment, where each client's lines are
  * (their positions, byte offsets and lengths: some 30 bytes per change kept, bounded by what the
@@ -30,7 +38,10 @@ export interface FileChangeLogOptions {
 export class FileChangeLog implements ChangeLog {
   readonly #dir: string;
   readonly #segmentBytes: number;
+  readonly #clock: Clock | undefined;
   #segments: Segment[] = [];
+  /** Read from `horizon.json` once it is known; fixed for the log's life. */
+  #origin: number | undefined;
   #horizon = 0;
   #ready: Promise<void> | undefined;
   /** `pruned.json` as last read, and the modification time and size it had then. */
@@ -39,6 +50,7 @@ export class FileChangeLog implements ChangeLog {
   constructor(options: FileChangeLogOptions) {
     this.#dir = options.dir;
     this.#segmentBytes = options.segmentBytes ?? 4 * 1024 * 1024;
+    this.#clock = options.clock;
   }
 
   async append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
@@ -53,7 +65,7 @@ export class FileChangeLog implements ChangeLog {
     const head = this.#head();
     const logged = changes.map((change, i) => ({ ...change, id: changeId(head + 1 + i), position: head + 1 + i }));
     if (segment === undefined || segment.bytes >= this.#segmentBytes) {
-      segment = emptySegment(`changes-${(head + 1).toString().padStart(15, '0')}.jsonl`);
+      segment = emptySegment(`changes-${(head + 1).toString().padStart(16, '0')}.jsonl`);
       this.#segments.push(segment);
     }
     const lines = logged.map((change) => `${JSON.stringify(toLine(change))}\n`).join('');
@@ -123,7 +135,7 @@ export class FileChangeLog implements ChangeLog {
   async prunedThrough(clientId: string): Promise<number> {
     await this.#refresh();
     const clients = await this.#prunedClients();
-    return Object.hasOwn(clients, clientId) ? (clients[clientId] as number) : 0;
+    return Math.max(this.#origin ?? 0, Object.hasOwn(clients, clientId) ? (clients[clientId] as number) : 0);
   }
 
   /** Each client's last pruned position, from `pruned.json` (parsed again only when it changed). */
@@ -168,7 +180,7 @@ export class FileChangeLog implements ChangeLog {
     await writeFile(prunedTemporary, JSON.stringify(pruned), 'utf8');
     await rename(prunedTemporary, join(this.#dir, PRUNED_FILE));
     const temporary = join(this.#dir, `horizon.${process.pid}.tmp`);
-    await writeFile(temporary, JSON.stringify({ horizon }), 'utf8');
+    await writeFile(temporary, JSON.stringify({ origin: this.#origin ?? 0, horizon }), 'utf8');
     await rename(temporary, join(this.#dir, HORIZON_FILE));
     this.#horizon = horizon;
     for (const segment of old) await rm(join(this.#dir, segment.name), { force: true });
@@ -179,24 +191,59 @@ export class FileChangeLog implements ChangeLog {
     return Math.max(this.#horizon, this.#segments.at(-1)?.last ?? 0);
   }
 
+  /** `horizon.json` as it is, `undefined` when there is none; a log that recorded no origin has origin 0. */
+  async #readHorizonFile(): Promise<{ readonly origin: number; readonly horizon: number } | undefined> {
+    let parsed: { origin?: unknown; horizon?: unknown };
+    try {
+      parsed = JSON.parse(await readFile(join(this.#dir, HORIZON_FILE), 'utf8')) as typeof parsed;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    const origin = Number(parsed.origin);
+    const horizon = Number(parsed.horizon);
+    return { origin: Number.isSafeInteger(origin) ? origin : 0, horizon: Number.isSafeInteger(horizon) ? horizon : 0 };
+  }
+
+  /**
+   * Makes the log's `horizon.json` with a new origin, unless another process made it first: then
+   * theirs. Written whole under a temporary name and linked in, so no process reads it half written.
+   */
+  async #createHorizonFile(): Promise<{ readonly origin: number; readonly horizon: number } | undefined> {
+    const origin = (this.#clock?.now().getTime() ?? Date.now()) * 1000;
+    const temporary = join(this.#dir, `horizon.${process.pid}.${randomUUID()}.tmp`);
+    await writeFile(temporary, JSON.stringify({ origin, horizon: origin }), 'utf8');
+    try {
+      await link(temporary, join(this.#dir, HORIZON_FILE));
+      return { origin, horizon: origin };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      return this.#readHorizonFile();
+    } finally {
+      await unlink(temporary).catch(() => undefined);
+    }
+  }
+
   /** Brings the index up to the folder: new segments, what was appended to the last one, pruned ones gone. */
   async #refresh(): Promise<void> {
     this.#ready ??= mkdir(this.#dir, { recursive: true }).then(() => undefined);
     await this.#ready;
-    const names = (await readdir(this.#dir)).filter((name) => SEGMENT.test(name)).sort();
+    const files = await readdir(this.#dir);
+    const names = files.filter((name) => SEGMENT.test(name));
     const present = new Set(names);
     this.#segments = this.#segments.filter((segment) => present.has(segment.name));
     const known = new Set(this.#segments.map((segment) => segment.name));
-    try {
-      this.#horizon = Math.max(this.#horizon, Number((JSON.parse(await readFile(join(this.#dir, HORIZON_FILE), 'utf8')) as { horizon: number }).horizon) || 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    let recorded = await this.#readHorizonFile();
+    if (recorded === undefined && names.length === 0 && !files.includes(PRUNED_FILE)) recorded = await this.#createHorizonFile();
+    // No horizon.json beside segments: a log made before origins existed, which starts at 0.
+    this.#origin ??= recorded?.origin ?? 0;
+    this.#horizon = Math.max(this.#horizon, this.#origin, recorded?.horizon ?? 0);
     for (const name of names) {
       if (known.has(name)) continue;
       this.#segments.push(emptySegment(name));
     }
-    this.#segments.sort((a, b) => (a.name < b.name ? -1 : 1));
+    // By first position: names before origins were padded to 15 digits, since to 16.
+    this.#segments.sort((a, b) => firstPosition(a.name) - firstPosition(b.name));
     // Only the last segment grows: an earlier one is read to its end once, and then sealed.
     for (const segment of this.#segments) {
       if (segment.sealed) continue;
@@ -224,7 +271,11 @@ export class FileChangeLog implements ChangeLog {
 
 const HORIZON_FILE = 'horizon.json';
 const PRUNED_FILE = 'pruned.json';
-const SEGMENT = /^changes-\d{15}\.jsonl$/;
+const SEGMENT = /^changes-\d{15,16}\.jsonl$/;
+
+function firstPosition(segmentName: string): number {
+  return Number(segmentName.slice('changes-'.length, -'.jsonl'.length));
+}
 
 interface ClientLines {
   readonly positions: number[];

@@ -1,16 +1,29 @@
 import { changeId, type FileChange, type LoggedChange } from '../../domain/changes.js';
-import type { ChangeLog } from '../../domain/ports.js';
+import type { ChangeLog, Clock } from '../../domain/ports.js';
+
+export interface MemoryChangeLogOptions {
+  /** Fixes the log's origin when it is made (its time in milliseconds times 1000); default the system clock. */
+  readonly clock?: Clock;
+}
 
 /**
  * The change log of one process, for tests and the embedded demo: what it keeps is bounded by
- * what the scanner appends within the retention (`prune`), never by what a client sends.
+ * what the scanner appends within the retention (`prune`), never by what a client sends. Its
+ * origin is the time it was made: the log of a restarted process starts above the last one's.
  */
 export class MemoryChangeLog implements ChangeLog {
+  readonly #origin: number;
   #changes: LoggedChange[] = [];
-  #head = 0;
-  #horizon = 0;
+  #head: number;
+  #horizon: number;
   /** Per client, the position of its last change pruned (one entry per client that had changes). */
   readonly #pruned = new Map<string, number>();
+
+  constructor(options: MemoryChangeLogOptions = {}) {
+    this.#origin = (options.clock?.now().getTime() ?? Date.now()) * 1000;
+    this.#head = this.#origin;
+    this.#horizon = this.#origin;
+  }
 
   async append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
     const logged = changes.map((change) => {
@@ -41,7 +54,7 @@ export class MemoryChangeLog implements ChangeLog {
   }
 
   async prunedThrough(clientId: string): Promise<number> {
-    return this.#pruned.get(clientId) ?? 0;
+    return this.#pruned.get(clientId) ?? this.#origin;
   }
 
   async prune(before: Date): Promise<void> {

@@ -1,7 +1,7 @@
 import { odata, type TableClient, type TransactionAction } from '@azure/data-tables';
 import { changeId, FILE_CHANGE_TYPES, type FileChange, type FileChangeType, type LoggedChange } from '../../domain/changes.js';
 import { StorageUnavailable } from '../../domain/errors.js';
-import type { ChangeLog } from '../../domain/ports.js';
+import type { ChangeLog, Clock } from '../../domain/ports.js';
 import { ensureTable, isStatus, positionKey, queryEntities, safeKey, submitInBatches, tableCall } from './table-storage.js';
 
 /**
@@ -9,9 +9,12 @@ import { ensureTable, isStatus, positionKey, queryEntities, safeKey, submitInBat
  *
  * - One partition per client (`c_<client id>`), row key the zero-padded position: a client's read is
  *   one range query of its own partition, never a scan of other clients' changes.
- * - One meta entity (`meta`/`log`) holds `head` (the last position committed) and `horizon` (the
- *   last position pruned). Only rows at or below `head` are read, so a batch being written is
- *   invisible until the meta entity commits it, and every instance reads the same order.
+ * - One meta entity (`meta`/`log`) holds `head` (the last position committed), `horizon` (the
+ *   last position pruned) and `origin`. Only rows at or below `head` are read, so a batch being
+ *   written is invisible until the meta entity commits it, and every instance reads the same order.
+ * - The first instance to find the table without a meta entity creates it (`createEntity`, which
+ *   fails with 409 for all but one), its origin the time then, so instances that start together
+ *   agree on one origin. A meta entity written before origins existed has origin 0.
  * - The single writer (the scanner's lease holder) writes each client's rows in batch
  *   transactions (100 rows each), then moves `head` with an ETag condition, so a second writer
  *   that lost its lease fails instead of interleaving.
@@ -31,9 +34,14 @@ export class TableChangeLog implements ChangeLog {
   #clean = false;
   #epoch = 0;
   #knownClients: Set<string> | undefined;
+  readonly #clock: Clock | undefined;
+  /** The origin as last read from the meta entity (it never changes). */
+  #origin: number | undefined;
 
-  constructor(table: TableClient) {
+  /** `clock` fixes the origin of a log made in an empty table (its time in milliseconds times 1000); default the system clock. */
+  constructor(table: TableClient, options: { readonly clock?: Clock } = {}) {
     this.#table = table;
+    this.#clock = options.clock;
   }
 
   async append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
@@ -78,7 +86,8 @@ export class TableChangeLog implements ChangeLog {
     const meta = await this.#meta();
     if (after >= meta.head || limit <= 0) return [];
     const partition = partitionOf(clientId);
-    const filter = odata`PartitionKey eq ${partition} and RowKey gt ${positionKey(Math.max(0, after))} and RowKey le ${positionKey(meta.head)}`;
+    // From the origin at least: every key compared has as many digits as this log's rows.
+    const filter = odata`PartitionKey eq ${partition} and RowKey gt ${positionKey(Math.max(meta.origin, after))} and RowKey le ${positionKey(meta.head)}`;
     const found: LoggedChange[] = [];
     for await (const entity of queryEntities<ChangeEntity>(this.#table, filter, undefined, Math.min(1000, limit))) {
       const change = fromEntity(clientId, entity);
@@ -101,7 +110,8 @@ export class TableChangeLog implements ChangeLog {
 
   async prunedThrough(clientId: string): Promise<number> {
     await this.#ensure();
-    return tableCall('read what the change log pruned', async () => {
+    const origin = this.#origin ?? (await this.#meta()).origin;
+    const pruned = await tableCall('read what the change log pruned', async () => {
       try {
         const entity = await this.#table.getEntity<{ prunedThrough?: number }>(CLIENTS_PARTITION, safeKey(clientId), { queryOptions: { select: ['prunedThrough'] } });
         const position = Number(entity.prunedThrough ?? 0);
@@ -111,6 +121,7 @@ export class TableChangeLog implements ChangeLog {
         throw error;
       }
     });
+    return Math.max(origin, pruned);
   }
 
   async prune(before: Date): Promise<void> {
@@ -152,7 +163,10 @@ export class TableChangeLog implements ChangeLog {
   }
 
   #ensure(): Promise<void> {
-    this.#ready ??= ensureTable(this.#table).catch((error: unknown) => {
+    this.#ready ??= (async () => {
+      await ensureTable(this.#table);
+      await this.#meta();
+    })().catch((error: unknown) => {
       this.#ready = undefined;
       throw error;
     });
@@ -169,40 +183,42 @@ export class TableChangeLog implements ChangeLog {
     return known;
   }
 
+  /** The meta entity; made, with a new origin, when the table has none (or the one another instance made just then). */
   async #meta(): Promise<Meta> {
-    return tableCall('read the change log head', async () => {
-      try {
-        const entity = await this.#table.getEntity<MetaEntity>(META_PARTITION, META_ROW);
-        return {
-          etag: entity.etag,
-          head: Number(entity.head),
-          horizon: Number(entity.horizon),
-          epoch: Number(entity.epoch),
-          epochs: JSON.parse(entity.epochs) as [number, number][],
-        };
-      } catch (error) {
-        if (isStatus(error, 404)) return { etag: undefined, head: 0, horizon: 0, epoch: 0, epochs: [] };
-        throw error;
-      }
-    });
+    const read = (): Promise<Meta | undefined> =>
+      tableCall('read the change log head', async () => {
+        try {
+          return fromMetaEntity(await this.#table.getEntity<MetaEntity>(META_PARTITION, META_ROW));
+        } catch (error) {
+          if (isStatus(error, 404)) return undefined;
+          throw error;
+        }
+      });
+    let meta = await read();
+    if (meta === undefined) {
+      const origin = (this.#clock?.now().getTime() ?? Date.now()) * 1000;
+      await tableCall('create the change log head', async () => {
+        try {
+          await this.#table.createEntity({ partitionKey: META_PARTITION, rowKey: META_ROW, ...toMetaEntity({ head: origin, horizon: origin, epoch: 0, epochs: [], origin }) });
+        } catch (error) {
+          // 409: another instance made it first; its origin is the log's.
+          if (!isStatus(error, 409)) throw error;
+        }
+      });
+      meta = await read();
+      if (meta === undefined) throw new StorageUnavailable('The change log head was created but cannot be read: retry', { retryable: true });
+    }
+    this.#origin = meta.origin;
+    return meta;
   }
 
   /** Writes the meta entity unless another writer changed it since it was read. */
   async #writeMeta(meta: Meta): Promise<Meta> {
-    const entity = {
-      partitionKey: META_PARTITION,
-      rowKey: META_ROW,
-      head: meta.head,
-      horizon: meta.horizon,
-      epoch: meta.epoch,
-      epochs: JSON.stringify(meta.epochs),
-    };
+    const entity = { partitionKey: META_PARTITION, rowKey: META_ROW, ...toMetaEntity(meta) };
     try {
-      const answer =
-        meta.etag === undefined
-          ? await this.#table.createEntity(entity)
-          : await this.#table.updateEntity(entity, 'Replace', { etag: meta.etag });
-      return { ...meta, etag: answer.etag };
+      const answer = await this.#table.updateEntity(entity, 'Replace', { etag: meta.etag });
+      // Without a new ETag the old one stays: the next write fails its condition, never overwrites.
+      return { ...meta, etag: answer.etag ?? meta.etag };
     } catch (error) {
       if (isStatus(error, 409, 412)) {
         throw new StorageUnavailable('Another writer changed the change log: this instance no longer holds the scanner lease', { cause: error, retryable: true });
@@ -217,12 +233,14 @@ const META_ROW = 'log';
 const CLIENTS_PARTITION = 'clients';
 
 interface Meta {
-  readonly etag: string | undefined;
+  readonly etag: string;
   readonly head: number;
   readonly horizon: number;
   readonly epoch: number;
   /** `[first position, epoch]`, by position: the epoch in force from each position on. */
   readonly epochs: readonly (readonly [number, number])[];
+  /** Fixed when the meta entity was made: positions start after it. */
+  readonly origin: number;
 }
 
 interface MetaEntity {
@@ -230,6 +248,24 @@ interface MetaEntity {
   horizon: number;
   epoch: number;
   epochs: string;
+  /** Absent in a meta entity written before origins existed. */
+  origin?: number;
+}
+
+function fromMetaEntity(entity: MetaEntity & { etag: string }): Meta {
+  const origin = Number(entity.origin ?? 0);
+  return {
+    etag: entity.etag,
+    head: Number(entity.head),
+    horizon: Number(entity.horizon),
+    epoch: Number(entity.epoch),
+    epochs: JSON.parse(entity.epochs) as [number, number][],
+    origin: Number.isSafeInteger(origin) ? origin : 0,
+  };
+}
+
+function toMetaEntity(meta: Omit<Meta, 'etag'>): MetaEntity {
+  return { head: meta.head, horizon: meta.horizon, epoch: meta.epoch, epochs: JSON.stringify(meta.epochs), origin: meta.origin };
 }
 
 interface ChangeEntity {

@@ -54,7 +54,11 @@ export function fromSafeKey(key: string): string {
   return decodeURIComponent(key);
 }
 
-/** Row keys of positions, zero-padded so that their text order is their number order. */
+/**
+ * Row keys of positions, zero-padded so that their text order is their number order. The logs made
+ * before origins existed have positions of at most 15 digits; a log's origin (milliseconds since
+ * 1970 times 1000) has 16 digits, as have all its positions: the keys of one log compare alike.
+ */
 export function positionKey(position: number): string {
   return position.toString().padStart(15, '0');
 }
