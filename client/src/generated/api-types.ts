@@ -1014,7 +1014,7 @@ export interface components {
         ChangeEvent: {
             /**
              * @description Unique and stable, the same on every instance and every retry (and a webhook's `webhook-id`).
-             * @example chg_000000000042
+             * @example chg_1795600000000042
              */
             id: string;
             /**
