@@ -1,5 +1,13 @@
 import type { Response } from 'express';
+import type { Logger } from 'pino';
 import type { Principal } from '../domain/ports.js';
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** The request's logger: every line it writes carries the request's `requestId`. */
+    log: Logger;
+  }
+}
 
 /**
  * What the doors learn of one request as it is answered, typed, for the response observer (the
@@ -7,6 +15,8 @@ import type { Principal } from '../domain/ports.js';
  * One per response, kept beside it (never string keys on `res.locals`), gone with it.
  */
 export interface RequestContext {
+  /** The request's id, echoed in `X-Request-Id` and carried by every log line of the request. */
+  requestId: string | undefined;
   /** The operation answered: an `openapi.yaml` operationId, or the S3 API's (`s3:GetObject`). */
   operationId: string | undefined;
   /** Who asked, once authenticated. */
@@ -23,7 +33,7 @@ const contexts = new WeakMap<Response, RequestContext>();
 export function contextOf(res: Response): RequestContext {
   let context = contexts.get(res);
   if (context === undefined) {
-    context = { operationId: undefined, principal: undefined, errorCode: undefined, refusalReason: undefined };
+    context = { requestId: undefined, operationId: undefined, principal: undefined, errorCode: undefined, refusalReason: undefined };
     contexts.set(res, context);
   }
   return context;

@@ -1,7 +1,10 @@
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
 import { expect } from 'chai';
 import {
   generateSecret,
   hashSecret,
+  ScryptSecretHasher,
   secretFingerprint,
   verifySecret,
 } from '../../src/adapters/clients/secret-hash.js';
@@ -94,6 +97,31 @@ describe('secret hashing', () => {
         expect(await verifySecret('whatever-secret-1', hash)).to.equal(false);
       });
     }
+  });
+
+  describe('ScryptSecretHasher.fingerprint', () => {
+    it('is the hash\'s secretFingerprint, computed once per hash however often it is asked (every authenticated request asks)', () => {
+      const createHash = crypto.createHash;
+      let hashes = 0;
+      crypto.createHash = ((...args: Parameters<typeof createHash>) => {
+        hashes += 1;
+        return createHash(...args);
+      }) as typeof createHash;
+      syncBuiltinESMExports();
+      try {
+        const hasher = new ScryptSecretHasher({ concurrency: 1 });
+        const [first, second] = ['scrypt$16$8$1$c2FsdA$a2V5', 'scrypt$16$8$1$c2FsdA$b3RoZXI'];
+        for (let i = 0; i < 50; i += 1) {
+          expect(hasher.fingerprint(first)).to.equal(secretFingerprint(first));
+          expect(hasher.fingerprint(second)).to.equal(secretFingerprint(second));
+        }
+        // secretFingerprint's own 100 calls above, and one per hash for the hasher.
+        expect(hashes).to.equal(100 + 2);
+      } finally {
+        crypto.createHash = createHash;
+        syncBuiltinESMExports();
+      }
+    });
   });
 
   describe('generateSecret', () => {

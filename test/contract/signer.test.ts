@@ -55,6 +55,29 @@ describe('JoseSigner', function () {
     });
   });
 
+  describe('the keys of the tokens', function () {
+    it('are imported into WebCrypto once per purpose, however many tokens are signed and verified', async function () {
+      const subtle = globalThis.crypto.subtle;
+      const importKey = subtle.importKey;
+      let imports = 0;
+      subtle.importKey = ((...args: Parameters<typeof importKey>) => {
+        imports += 1;
+        return importKey.apply(subtle, args);
+      }) as typeof importKey;
+      try {
+        const one = signer();
+        const content = { subject: 'acme', claims: { sfp: 'fingerprint' }, expiresAt: new Date(start.getTime() + 60_000) };
+        const token = await one.signToken('access-token', content);
+        for (let i = 0; i < 20; i += 1) expect((await one.verifyToken('access-token', token, ['sfp'])).valid).to.equal(true);
+        const link = await one.signToken('download-link', content);
+        for (let i = 0; i < 20; i += 1) expect((await one.verifyToken('download-link', link, ['sfp'])).valid).to.equal(true);
+        expect(imports).to.equal(2);
+      } finally {
+        subtle.importKey = importKey;
+      }
+    });
+  });
+
   describe('the algorithm (RFC 8725 section 3.1: pinned)', function () {
     it('refuses an HS512 token under the right key', async function () {
       const token = await new SignJWT(accessClaims).setProtectedHeader({ alg: 'HS512', typ: 'at+jwt' }).sign(purposeKey(rootKey, 'access-token'));

@@ -25,6 +25,31 @@ describe('loadOpenApi', function () {
     });
   });
 
+  describe('when a request is handled', function () {
+    it('parses it three times, not four: the validator reuses the parse made once its operation matched', async function () {
+      const api = await loadOpenApi(openApiDefinitionPath(), { fresh: true });
+      // parseRequestQuery runs once in each real parse (and in validation only for JSON query parameters, which the contract has none of).
+      const parseRequestQuery = api.router.parseRequestQuery.bind(api.router);
+      let parses = 0;
+      api.router.parseRequestQuery = (req) => {
+        parses += 1;
+        return parseRequestQuery(req);
+      };
+      let seen: { limit: unknown; valid: boolean } | undefined;
+      api.register({
+        listFiles: (context) => void (seen = { limit: context.request.query['limit'], valid: context.validation.valid }),
+        validationFail: (context) => void (seen = { limit: undefined, valid: context.validation.valid }),
+      });
+      api.registerSecurityHandler('bearerAuth', () => true);
+      await api.handleRequest({ method: 'GET', path: '/list', headers: {}, query: { limit: '10' } });
+      expect(parses).to.equal(3);
+      expect(seen, 'the handler sees the validated, coerced query').to.deep.equal({ limit: 10, valid: true });
+      await api.handleRequest({ method: 'GET', path: '/list', headers: {}, query: { limit: '0' } });
+      expect(parses).to.equal(5);
+      expect(seen).to.deep.equal({ limit: undefined, valid: false });
+    });
+  });
+
   describe('when a process starts more than one gateway (the tests start hundreds)', function () {
     it('gives each its own backend over one parsed definition and one set of compiled validators', async function () {
       const first = await loadOpenApi(openApiDefinitionPath());

@@ -162,7 +162,7 @@ describe('downloads that make no progress (DOWNLOAD_IDLE_TIMEOUT_SECONDS)', func
       await store.propertiesRequested;
       const noticed = log.waitFor((entry) => entry['msg'] === 'request aborted');
       socket.destroy();
-      // The gateway has seen the connection go (pino-http logs the request on its close).
+      // The gateway has seen the connection go (the request log writes its line on its close).
       await noticed;
       release();
       await left;

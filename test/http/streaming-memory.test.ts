@@ -165,7 +165,7 @@ describe('streaming a large file with flat memory (the real server, in a child p
       const baseline = await rssOf(gateway.pid);
       const openFiles = await openFilesOf(gateway.pid);
       const samples: number[] = [];
-      // The server logs the cancelled storage read, then (pino-http, on the socket's close) the request.
+      // The server logs the cancelled storage read, then (the request log, on the socket's close) the request.
       const cancelled = Promise.all([
         gateway.nextLogLine('download cancelled by the client'),
         gateway.nextLogLine('request aborted'),

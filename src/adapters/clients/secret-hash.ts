@@ -70,6 +70,9 @@ export async function verifySecret(secret: string, hash: string, derive: DeriveK
   return timingSafeEqual(derived, parsed.key);
 }
 
+/** Fingerprints a `ScryptSecretHasher` keeps, one per stored hash it was asked about. */
+const MAX_KEPT_FINGERPRINTS = 100_000;
+
 /**
  * A short, stable id of a stored hash (not of the secret): 16 hex characters of its SHA-256. Tokens
  * carry it so that rotating a secret, which changes the hash, revokes the tokens issued before.
@@ -136,6 +139,7 @@ function scryptOnThreadPool(secret: string, salt: Buffer, keyLength: number, opt
  */
 export class ScryptSecretHasher implements SecretHasher {
   #decoy: Promise<string> | undefined;
+  readonly #fingerprints = new Map<string, string>();
   readonly #limit: LimitFunction;
   readonly #threads: ScryptThreads;
   readonly #derive: DeriveKey;
@@ -162,6 +166,15 @@ export class ScryptSecretHasher implements SecretHasher {
   }
 
   fingerprint(hash: string): string {
-    return secretFingerprint(hash);
+    // Every authenticated request compares its token's fingerprint with its client's: computed once
+    // per stored hash (hashes come from the registry, never from a request; the bound only keeps a
+    // process that sees endless rotations from growing).
+    let fingerprint = this.#fingerprints.get(hash);
+    if (fingerprint === undefined) {
+      if (this.#fingerprints.size >= MAX_KEPT_FINGERPRINTS) this.#fingerprints.clear();
+      fingerprint = secretFingerprint(hash);
+      this.#fingerprints.set(hash, fingerprint);
+    }
+    return fingerprint;
   }
 }

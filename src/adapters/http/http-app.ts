@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Context } from 'openapi-backend';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { ClientAuthentication } from '../../application/client-authentication.js';
 import { InvalidToken } from '../../domain/errors.js';
@@ -17,7 +16,7 @@ import type { DirectLinks } from './download-handler.js';
 import { createApiReferenceAssets } from './api-reference.js';
 import { renderErrors, RequestRefused } from './error-responses.js';
 import { parseBearerAuthorization } from '../../http-wire/grammar/authorization.js';
-import { markTokenRequest, observeResponses, requestIdOf, type RequestObserver } from './observability.js';
+import { defineRequestLoggers, markTokenRequest, observeResponses, type RequestObserver } from './observability.js';
 import { describeValidationErrors, rawPathOf, toOpenApiRequest, type OpenApi } from './openapi-contract.js';
 import {
   createTokenIssueLimit,
@@ -111,28 +110,10 @@ export function createHttpApp(deps: HttpAppDependencies): Express {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      // Every log line of a request carries its id, which the response echoes in X-Request-Id.
-      genReqId: requestIdOf,
-      customAttributeKeys: { reqId: 'requestId' },
-      // req.log carries `requestId` alone (not the whole request) on every line a handler writes.
-      quietReqLogger: true,
-      customProps: (_req, res) => {
-        const principal = contextOf(res as Response).principal;
-        return principal === undefined ? {} : { clientId: principal.clientId };
-      },
-      serializers: {
-        // Never headers (Authorization), never a body, never a query value: a client may put a
-        // secret or a token there (`?client_secret=`, `?access_token=`), which logs must not keep.
-        req: (req: { method: string; url: string }) => ({ method: req.method, url: redactQuery(req.url) }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
-
-  app.use(observeResponses({ events: deps.events, requests: deps.metrics }));
+  // Every request's id (X-Request-Id), its log line, metrics and audit; `req.log` for the lines a
+  // handler writes, each carrying `requestId` alone (never the request's headers or body).
+  defineRequestLoggers(app.request, deps.logger);
+  app.use(observeResponses({ events: deps.events, requests: deps.metrics, logger: deps.logger }));
 
   // The token endpoint's steps before its operation handler: read the body (bounded), then the
   // client's issued-token budget, checked before any secret is verified.
@@ -305,9 +286,6 @@ function sameSecret(presented: string, expected: string): boolean {
 /** The target each response's request addresses, as the router parsed it (the raw storage path of a file). */
 const routedTargets = new WeakMap<Response, RequestTarget>();
 
-/** Query parameters whose values are logged: the API's own that never carry credentials (not a link's `token`). */
-const loggedQueryParameters = new Set(['limit', 'modifiedSince', 'redirect', 'wait']);
-
 const signedLinkOperations: ReadonlySet<string> = new Set(['downloadBySignedLink', 'headDownloadBySignedLink']);
 
 /** The routes under `/portal`, which PORTAL=off removes. */
@@ -324,21 +302,6 @@ const webhookBodyParser: RequestHandler = (req, res, next) => {
     next(new RequestRefused('invalid_request', 'The request body could not be read as a JSON object of at most 8 KiB', { closeConnection: true, cause: error }));
   });
 };
-
-/** `url` with the value of every query parameter but the API's own replaced by `[redacted]`. */
-export function redactQuery(url: string): string {
-  const question = url.indexOf('?');
-  if (question === -1) return url;
-  const parameters = url
-    .slice(question + 1)
-    .split('&')
-    .map((parameter) => {
-      const equals = parameter.indexOf('=');
-      const name = equals === -1 ? parameter : parameter.slice(0, equals);
-      return equals === -1 || loggedQueryParameters.has(name) ? parameter : `${name}=[redacted]`;
-    });
-  return `${url.slice(0, question)}?${parameters.join('&')}`;
-}
 
 function needsBearer(security: ReadonlyArray<Record<string, unknown>> | undefined): boolean {
   return (security ?? []).some((requirement) => 'bearerAuth' in requirement);
