@@ -12,7 +12,7 @@ import type { BoundedMemory, Principal } from '../../domain/ports.js';
 import { termStatus } from '../../domain/subscription.js';
 import type { Registry } from 'prom-client';
 import { apiReferenceContentSecurityPolicy, apiReferencePage, type ApiReferenceAsset } from './api-reference.js';
-import { answeredNotModified, cacheableJson, sendCacheableJson, sendStreamedJson, weakTagOf, withUntaggedField } from './cacheable-json.js';
+import { answeredNotModified, cacheableJson, sendCacheableJson, sendCacheableJsonPieces, sendStreamedJson, weakTagOf, withUntaggedField } from './cacheable-json.js';
 import { handleDownload, handleLinkRequest, type DirectLinks, type DownloadHandlerDependencies } from './download-handler.js';
 import { RequestRefused } from './error-responses.js';
 import { decodeRequestPath } from '../../http-wire/grammar/request-path.js';
@@ -149,9 +149,9 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
       // from the (cached) catalog alone: a 304 reads no feed position and signs no cursor it would drop.
       const tagOf = (catalog: FileCatalog): string =>
         weakTagOf(`catalog v1\0${principal.clientId}\0${catalog.version !== '' ? catalog.version : `serial ${catalog.serial}`}`);
-      if (answeredNotModified(context.req, context.res, tagOf(await deps.files.catalog(principal)))) return;
       const catalog = await deps.files.catalog(principal);
       const etag = tagOf(catalog);
+      if (answeredNotModified(context.req, context.res, etag)) return;
       // The feed's position read before this catalog was last found current: a change it misses comes
       // after it. (Not part of the tag: a 304 keeps an earlier changesCursor, still a safe one.)
       const changesCursor = deps.changeCursors.encode(principal.clientId, knownPosition(deps.files.catalogChangesSeen(catalog)));
@@ -168,12 +168,11 @@ export function createOperationHandlers(deps: ApiHandlerDependencies): Record<st
         rows = { json: Buffer.from([...catalogRowsJson(catalog)].join(''), 'utf8') };
         deps.keptAnswers.set(key, rows, rows.json.byteLength + keptRowsObjectBytes);
       }
-      const body = Buffer.concat([
+      sendCacheableJsonPieces(context.req, context.res, etag, [
         Buffer.from(`{"clientId":${JSON.stringify(principal.clientId)},"files":[`, 'utf8'),
         rows.json,
         Buffer.from(`],"count":${catalog.count},"changesCursor":${JSON.stringify(changesCursor)}}`, 'utf8'),
       ]);
-      sendCacheableJson(context.req, context.res, { body, etag });
     },
 
     async listFiles(context) {

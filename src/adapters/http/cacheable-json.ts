@@ -48,6 +48,21 @@ export function sendCacheableJson(req: Request, res: Response, answer: Cacheable
 }
 
 /**
+ * As `sendCacheableJson`, for a body in pieces (a kept part between two made for this answer):
+ * written as they are, corked into one write, never copied into one buffer first.
+ */
+export function sendCacheableJsonPieces(req: Request, res: Response, etag: string, pieces: readonly Buffer[]): void {
+  if (answeredNotModified(req, res, etag)) return;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', pieces.reduce((sum, piece) => sum + piece.byteLength, 0));
+  res.status(200);
+  res.cork();
+  for (const piece of pieces) res.write(piece);
+  res.end();
+  res.uncork();
+}
+
+/**
  * As `sendCacheableJson`, for an answer too big to hold whole: `etag` comes from what determines
  * the body, and the body is written piece by piece as the connection takes it.
  */
