@@ -153,7 +153,13 @@ export class FileAccess {
   }
 
   async list(principal: Principal, options: ListOptions): Promise<FileListing> {
-    const catalog = await this.deps.entitlement.catalogFor(principal);
+    const arrived = this.deps.clock.now().getTime();
+    let catalog = await this.deps.entitlement.catalogFor(principal);
+    if (options.from !== undefined && options.from.version !== catalog.version) {
+      // A page of another instance of the fleet may have come from a newer version of the index than
+      // the one kept here: the stored index is asked before the cursor is refused as expired.
+      catalog = (await this.deps.entitlement.recheckedCatalogFor(principal, arrived)) ?? catalog;
+    }
     const start = startRow(catalog, options.from);
     const since = options.modifiedSince?.getTime() ?? -Infinity;
     const known = this.#freshKnownFiles(catalog);

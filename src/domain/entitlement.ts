@@ -52,6 +52,16 @@ export class Entitlement {
     return catalog;
   }
 
+  /**
+   * The caller's catalog from a check of its stored index that began at or after `since` (ms), or
+   * `undefined` when the provider cannot tell: for a listing continued with a cursor of an index
+   * version this instance has not loaded yet (another instance of a fleet had).
+   */
+  async recheckedCatalogFor(principal: Principal, since: number): Promise<FileCatalog | undefined> {
+    await this.catalogFor(principal);
+    return this.#rechecked(principal, since);
+  }
+
   /** The change log's position the catalog (one `catalogFor` gave) is known to include, if known. */
   changesSeen(catalog: FileCatalog): number | undefined {
     return this.catalogs.changesSeen?.(catalog);

@@ -214,6 +214,44 @@ describe('the client library and the change feed', function () {
   });
 
   describe('gateway.watch() (sync --watch)', function () {
+    it('waits out an outage of the gateway (its feed unreachable past the client\'s retries) and goes on from its cursor', async function () {
+      let down = false;
+      const flaky = createClient({
+        baseUrl: fixture.gateway.baseUrl,
+        clientId: CLIENT.clientId,
+        clientSecret: CLIENT.secret,
+        retry: { maxRetries: 1, baseDelayMs: 5, maxDelayMs: 10 },
+        fetch: (request) => (down && new URL(request.url).pathname === '/changes' ? Promise.reject(new TypeError('fetch failed')) : fetch(request)),
+      });
+      const stop = new AbortController();
+      const changes = collector<ChangeReport>();
+      const mirrored = collector<boolean>();
+      const outages = collector<number>();
+      const watching = flaky.watch({
+        dir,
+        signal: stop.signal,
+        waitSeconds: 1,
+        outageWaitMs: 20,
+        onChange: changes.push,
+        onMirrored: () => mirrored.push(true),
+        onOutage: (_error, retryInMs) => outages.push(retryInMs),
+      });
+      watching.catch((error: unknown) => changes.fail(error));
+      await mirrored.next(() => true);
+      down = true;
+      const b = randomBytes(300);
+      await fixture.publish('B', 'data/b.bin', b);
+      // Two outages in a row: the second wait is twice the first.
+      await outages.next((ms) => ms === 40);
+      down = false;
+      expect(await changes.next((report) => report.path === 'data/b.bin')).to.include({ type: 'file.released', outcome: 'downloaded' });
+      expect((await readFile(join(dir, 'data', 'b.bin'))).equals(b)).to.equal(true);
+      expect(mirrored.all, 'followed on from its cursor, no second mirror').to.have.length(1);
+      stop.abort();
+      await watching;
+    });
+
+
     it('mirrors, then downloads a released file, replaces an updated one, and keeps a withdrawn one without delete', async function () {
       const a = randomBytes(4000);
       await fixture.publish('A', 'data/a.bin', a, { log: false });

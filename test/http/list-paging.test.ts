@@ -90,6 +90,22 @@ describe('GET /list with cursors', function () {
       }
     });
 
+    it('continues on an instance that still keeps the index version before the one the listing began with (it asks the stored index before refusing)', async function () {
+      const other = await startGateway({ store, clients });
+      try {
+        // The other instance keeps the index as it was (INDEX_REFRESH_SECONDS=60 there).
+        await other.get('acme', '/catalog');
+        store.put('indexes/acme.csv', buildIndexCsv(['NEW', ...existing].map((symbol) => buildIndexRow({ Symbol: symbol, FileName: `data/${symbol === 'NEW' ? existing[0] : symbol}.csv` }))));
+        const first = jsonOf<ListAnswer>(await gateway.get('acme', '/list?limit=7'));
+        expect(first.files[0]?.symbol).to.equal('NEW');
+        const second = await other.get('acme', `/list?limit=7&cursor=${encodeURIComponent(first.nextCursor ?? '')}`);
+        expect(second.status, 'not 410: the index did not change during the listing').to.equal(200);
+        expect([...first.files, ...jsonOf<ListAnswer>(second).files].map((file) => file.symbol)).to.deep.equal(['NEW', ...existing.slice(0, 13)]);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('keeps the modifiedSince it was made with, and refuses a different one with 400', async function () {
       const since = new Date(Date.now() + 60_000);
       store.put('data/S000001.csv', 'later', { lastModified: since });

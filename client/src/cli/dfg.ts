@@ -301,6 +301,9 @@ async function watchCommand(gateway: GatewayClient, dir: string, options: SyncCo
         reporter = createProgressReporter(mode, io.stdout, io.stderr);
       },
       onChange,
+      onOutage: (error, retryInMs) => {
+        io.stderr.write(`dfg: ${escapeControls(error.message)}; trying again in ${Math.round(retryInMs / 1000)} s\n`);
+      },
     });
   } finally {
     reporter.stop();

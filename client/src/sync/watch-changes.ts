@@ -1,4 +1,5 @@
 import { lstat, rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChangeEvent, ChangesOptions, ChangeStream } from '../call-types.js';
 import { GatewayClientError, isClientError, type ClientErrorCode } from '../errors.js';
 import { transferFile } from './file-transfer.js';
@@ -18,6 +19,24 @@ export interface WatchOptions extends SyncOptions {
   readonly onMirrored?: (report: SyncReport) => void;
   /** Told once per event of the feed, with what the mirror did about it. */
   readonly onChange?: (report: ChangeReport) => void;
+  /**
+   * Told when the gateway could not be reached or answered 5xx or 429 after the client's own
+   * retries (a restart, a deploy): the watch waits `retryInMs` and goes on from where it was.
+   */
+  readonly onOutage?: (error: GatewayClientError, retryInMs: number) => void;
+  /** The first wait after an outage, doubled for each outage in a row up to 60 s (5 s when absent). */
+  readonly outageWaitMs?: number;
+}
+
+/** The first wait after an outage, doubled for each outage in a row up to the longest. */
+const outageFirstWaitMs = 5_000;
+const outageLongestWaitMs = 60_000;
+
+/** An error that a later attempt may not meet: the gateway down, restarting or overloaded. */
+function isOutage(error: unknown): error is GatewayClientError {
+  if (!isClientError(error)) return false;
+  if (error.code === 'network_error' || error.code === 'deadline_exceeded') return true;
+  return error.code === 'http_error' && error.status !== undefined && (error.status >= 500 || error.status === 429);
 }
 
 export type ChangeOutcome = 'downloaded' | 'not_modified' | 'deleted' | 'kept' | 'skipped' | 'failed';
@@ -41,23 +60,34 @@ const defaultWaitSeconds = 25;
  * position that mirror's listing carried (its last page's `changesCursor`), so no change is missed: a released or updated file
  * is downloaded and verified (size, MD5 where listed, SHA-256 where the event has it); a withdrawn
  * one is deleted only with `delete` (and only if the mirror wrote it). A cursor that expired
- * (`410`) mirrors again from a new position. Runs until `signal` aborts; resolves then.
+ * (`410`) mirrors again from a new position. An outage (the gateway unreachable, or answering 5xx
+ * or 429 past the client's own retries: a restart, a deploy) is waited out, 5 s then doubling up to
+ * 60 s, and the watch goes on from its cursor (a mirror cut short by it is done again). Runs until
+ * `signal` aborts; resolves then.
  */
 export async function watchChanges(client: WatchClient, options: WatchOptions): Promise<void> {
   const signal = options.signal ?? new AbortController().signal;
   const selected = fileFilter(options.include ?? [], options.exclude ?? []);
+  /** Where the feed goes on from; `undefined` until a mirror gave one (and again after a 410). */
+  let cursor: string | undefined;
+  let outages = 0;
   for (;;) {
-    const mirrored = await syncCatalog(client, options);
-    options.onMirrored?.(mirrored);
-    if (signal.aborted) return;
-    if (mirrored.authFailed) throw new GatewayClientError('auth_failed', 'the gateway refused the credentials');
-    // The mirror's own listing's position (its last page's): every change it did not see is in the
-    // feed after it, whichever gateway instance answered each page.
-    const { changesCursor } = mirrored;
-    if (changesCursor === undefined) throw new GatewayClientError('protocol_error', 'the gateway has no change feed (its /list answers carry no changesCursor)');
-    const manifest = await Manifest.load(options.dir);
+    let stream: ReturnType<WatchClient['changes']> | undefined;
     try {
-      for await (const event of client.changes({ cursor: changesCursor, wait: options.waitSeconds ?? defaultWaitSeconds, signal })) {
+      if (cursor === undefined) {
+        const mirrored = await syncCatalog(client, options);
+        options.onMirrored?.(mirrored);
+        if (signal.aborted) return;
+        if (mirrored.authFailed) throw new GatewayClientError('auth_failed', 'the gateway refused the credentials');
+        // The mirror's own listing's position (its last page's): every change it did not see is in the
+        // feed after it, whichever gateway instance answered each page.
+        if (mirrored.changesCursor === undefined) throw new GatewayClientError('protocol_error', 'the gateway has no change feed (its /list answers carry no changesCursor)');
+        cursor = mirrored.changesCursor;
+      }
+      const manifest = await Manifest.load(options.dir);
+      stream = client.changes({ cursor, wait: options.waitSeconds ?? defaultWaitSeconds, signal });
+      for await (const event of stream) {
+        outages = 0;
         const report = selected(event.file.fileName) ? await apply(client, event, manifest, options, signal) : reportOf(event, 'skipped');
         if (signal.aborted) return;
         options.onChange?.(report);
@@ -67,8 +97,21 @@ export async function watchChanges(client: WatchClient, options: WatchOptions): 
     } catch (error) {
       if (signal.aborted) return;
       // Older than the feed's retention: mirror again, then follow from a new position.
-      if (isClientError(error) && error.serverCode === 'cursor_expired') continue;
-      throw error;
+      if (isClientError(error) && error.serverCode === 'cursor_expired') {
+        cursor = undefined;
+        continue;
+      }
+      if (!isOutage(error)) throw error;
+      // Resumed after the last page it took whole (a page cut short comes again: at least once).
+      if (stream?.cursor !== undefined) cursor = stream.cursor;
+      const retryInMs = Math.min(outageLongestWaitMs, (options.outageWaitMs ?? outageFirstWaitMs) * 2 ** outages);
+      outages += 1;
+      options.onOutage?.(error, retryInMs);
+      try {
+        await sleep(retryInMs, undefined, { signal });
+      } catch {
+        return;
+      }
     }
   }
 }

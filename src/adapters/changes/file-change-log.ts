@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changeId, FILE_CHANGE_TYPES, type FileChange, type FileChangeType, type LoggedChange } from '../../domain/changes.js';
+import { StorageUnavailable } from '../../domain/errors.js';
 import type { ChangeLog, Clock } from '../../domain/ports.js';
 
 export interface FileChangeLogOptions {
@@ -53,7 +54,31 @@ export class FileChangeLog implements ChangeLog {
     this.#clock = options.clock;
   }
 
-  async append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
+  append(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
+    return folderCall(() => this.#appendNow(changes));
+  }
+
+  read(clientId: string, after: number, limit: number): Promise<readonly LoggedChange[]> {
+    return folderCall(() => this.#readNow(clientId, after, limit));
+  }
+
+  head(): Promise<number> {
+    return folderCall(() => this.#headNow());
+  }
+
+  horizon(): Promise<number> {
+    return folderCall(() => this.#horizonNow());
+  }
+
+  prunedThrough(clientId: string): Promise<number> {
+    return folderCall(() => this.#prunedThroughNow(clientId));
+  }
+
+  prune(before: Date): Promise<void> {
+    return folderCall(() => this.#pruneNow(before));
+  }
+
+  async #appendNow(changes: readonly FileChange[]): Promise<readonly LoggedChange[]> {
     if (changes.length === 0) return [];
     await this.#refresh();
     let segment = this.#segments.at(-1);
@@ -80,7 +105,7 @@ export class FileChangeLog implements ChangeLog {
     return logged;
   }
 
-  async read(clientId: string, after: number, limit: number): Promise<readonly LoggedChange[]> {
+  async #readNow(clientId: string, after: number, limit: number): Promise<readonly LoggedChange[]> {
     await this.#refresh();
     const found: LoggedChange[] = [];
     for (const segment of this.#segments) {
@@ -122,17 +147,17 @@ export class FileChangeLog implements ChangeLog {
     return found;
   }
 
-  async head(): Promise<number> {
+  async #headNow(): Promise<number> {
     await this.#refresh();
     return this.#head();
   }
 
-  async horizon(): Promise<number> {
+  async #horizonNow(): Promise<number> {
     await this.#refresh();
     return this.#horizon;
   }
 
-  async prunedThrough(clientId: string): Promise<number> {
+  async #prunedThroughNow(clientId: string): Promise<number> {
     await this.#refresh();
     const clients = await this.#prunedClients();
     return Math.max(this.#origin ?? 0, Object.hasOwn(clients, clientId) ? (clients[clientId] as number) : 0);
@@ -160,7 +185,7 @@ export class FileChangeLog implements ChangeLog {
     return this.#pruned.clients;
   }
 
-  async prune(before: Date): Promise<void> {
+  async #pruneNow(before: Date): Promise<void> {
     await this.#refresh();
     const cutoff = before.getTime();
     const old: Segment[] = [];
@@ -266,6 +291,20 @@ export class FileChangeLog implements ChangeLog {
         await file.close();
       }
     }
+  }
+}
+
+/**
+ * Runs one of the log's operations, a failure of the file system (the folder gone, replaced by a
+ * file, unreadable, the disk full) reported as a retryable `StorageUnavailable`: a `503` with
+ * `Retry-After` to a feed's reader, as the other stores' outages are, never an unknown error.
+ */
+async function folderCall<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (typeof (error as NodeJS.ErrnoException | undefined)?.code !== 'string') throw error;
+    throw new StorageUnavailable(`The change log's folder could not be used (${(error as NodeJS.ErrnoException).code})`, { cause: error, retryable: true });
   }
 }
 
