@@ -530,7 +530,8 @@ export const CONFIG_TABLE = Object.freeze({
     meaning:
       'The delay, in seconds, before each retry of a webhook delivery that failed (no `2xx`), in order: 1 to 20 delays ' +
       "of 1–86400 s, comma-separated. A receiver's `Retry-After` replaces the next delay, up to the longest one. Once " +
-      'every delay was tried the endpoint is disabled (an audit record says so). The default retries for about 17 hours.',
+      'every delay was tried the endpoint is disabled (an audit record says so). The default retries for about 17 hours. ' +
+      'Deliveries are started every 5 s, so a retry comes within 5 s after its delay (1,2,3 behaves as 5,5,5).',
   }),
   WEBHOOK_ALLOW_PRIVATE: onOff({
     fallback: 'off',

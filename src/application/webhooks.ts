@@ -47,7 +47,7 @@ export class Webhooks {
   /** Throws `WebhookNotFound` when the client has no endpoint `id` (another client's included). */
   async remove(clientId: string, id: string): Promise<void> {
     if (!isWebhookId(id) || !(await this.#options.registry.remove(clientId, id))) {
-      throw new WebhookNotFound(`No webhook endpoint ${JSON.stringify(id)} among this client's`);
+      throw new WebhookNotFound(`No webhook endpoint ${JSON.stringify(id)} among the endpoints of client ${JSON.stringify(clientId)}`);
     }
   }
 }

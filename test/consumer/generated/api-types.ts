@@ -825,7 +825,7 @@ export interface components {
          *     | 405 | `Method not allowed` | `method_not_allowed` (with `Allow`) |
          *     | 408 | `Request timeout` | `request_timeout` |
          *     | 409 | `Conflict` | `webhook_limit_reached` (10 webhook endpoints already) |
-         *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed, a `/changes` cursor after which the retention dropped an event of the caller) |
+         *     | 410 | `Gone` | `cursor_expired` (a `/list` cursor from before the caller's index changed, a `/changes` cursor after which the retention dropped an event of the caller, or made before the change log was reset) |
          *     | 412 | `Precondition failed` | `precondition_failed` |
          *     | 416 | `Range not satisfiable` | `range_not_satisfiable` |
          *     | 429 | `Too many requests` | `rate_limited` (with `Retry-After`), `quota_exceeded` (the monthly byte quota; `Retry-After` until the month resets) |
@@ -1395,7 +1395,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "Not found",
-                 *       "message": "No webhook endpoint \"wh_aaaaaaaaaaaaaaaaaaaaaaaaaa\" among this client's",
+                 *       "message": "No webhook endpoint \"wh_aaaaaaaaaaaaaaaaaaaaaaaaaa\" among the endpoints of client \"acme\"",
                  *       "code": "webhook_not_found"
                  *     }
                  */
