@@ -335,6 +335,12 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     },
     onLeadership: (held) => logger.info({ held }, held ? 'change scanner: this instance holds the scanner lease' : 'change scanner: lease held elsewhere'),
   });
+  // An index the scanner found changed is checked again by the next request on this instance, so its
+  // listings show at once what its feed says (other instances within INDEX_REFRESH_SECONDS, and
+  // before any refusal: see Entitlement). Before the webhooks are started.
+  leaderDuties.afterScan(async ({ report }) => {
+    for (const indexPath of report.indexesChanged) catalogs.invalidate(indexPath);
+  });
   // The holder of the scanner lease delivers webhooks after each scan, so one instance of the fleet
   // delivers. Started, not awaited: a slow receiver holds its own lane, never the next scan.
   leaderDuties.afterScan(async () => {

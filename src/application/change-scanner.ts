@@ -45,6 +45,8 @@ export interface ScanReport {
   readonly removed: number;
   /** Indexes read again because their version changed (or, on the first scan, every index). */
   readonly indexesRead: number;
+  /** The storage paths of the indexes whose version changed since the last scan (none on the first). */
+  readonly indexesChanged: readonly string[];
   /** Changes appended to the log, all clients together. */
   readonly changes: number;
   /** Bytes read to compute SHA-256 of new versions, and of older ones in the background. */
@@ -206,6 +208,7 @@ export class ChangeScanner {
       changed,
       removed,
       indexesRead: reread.size,
+      indexesChanged: [...reread],
       changes: changes.length,
       hashedBytes,
       backlogHashedBytes,
@@ -220,7 +223,7 @@ export class ChangeScanner {
     await this.#deps.state.save(state);
     this.#state = state;
     await this.#keepViews(indexes);
-    return { first: true, listed: blobs.size, added: 0, changed: 0, removed: 0, indexesRead: indexes.size, changes: 0, hashedBytes: 0, backlogHashedBytes: 0, backlogLeft: state.backlog.length };
+    return { first: true, listed: blobs.size, added: 0, changed: 0, removed: 0, indexesRead: indexes.size, indexesChanged: [], changes: 0, hashedBytes: 0, backlogHashedBytes: 0, backlogLeft: state.backlog.length };
   }
 
   /**

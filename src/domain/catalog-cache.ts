@@ -82,6 +82,16 @@ export class CatalogCache implements CatalogProvider {
   }
 
   /**
+   * Makes the next request for the index at `indexPath` check its stored version (and read it again
+   * if it changed), whatever `refreshAfterMs` says: the change scanner found it changed, and this
+   * instance's listings should show what its feed already says.
+   */
+  invalidate(indexPath: string): void {
+    const cached = this.options.memory.get(memoryKey(indexPath)) as CachedOutcome | undefined;
+    if (cached !== undefined) cached.checkedAt = -Infinity;
+  }
+
+  /**
    * The catalog from a check of the stored index that began at or after `since` (a request's
    * arrival): the one kept if it is that recent, else a new check (one property read, concurrent
    * callers sharing it; a shared check that began earlier is followed by one more). Asked before a

@@ -41,7 +41,7 @@ describe('a change, from storage to the feed and the webhooks of the clients tha
         { clientId: 'acme', secret: 'acme-secret-acme-secret' },
         { clientId: 'other', secret: 'other-secret-other-secret' },
       ],
-      env: { WEBHOOK_ALLOW_PRIVATE: 'on', CHANGES_SCAN_SECONDS: '60' },
+      env: { WEBHOOK_ALLOW_PRIVATE: 'on', CHANGES_SCAN_SECONDS: '60', INDEX_REFRESH_SECONDS: '3600' },
     });
     // The first answer to acme's endpoint fails, so the change is delivered again.
     acmeReceiver = await startReceiver([{ status: 500 }]);
@@ -110,8 +110,22 @@ describe('a change, from storage to the feed and the webhooks of the clients tha
     expect(otherReceiver.received).to.deep.equal([]);
   });
 
+  it('shows a row added to an index in the listings of the scanning instance as soon as its event is logged, not INDEX_REFRESH_SECONDS later', async function () {
+    // acme's catalog is kept (INDEX_REFRESH_SECONDS is an hour here).
+    expect(jsonOf<{ files: Array<{ FileName: string }> }>(await gateway.get('acme', '/catalog')).files.map((file) => file.FileName)).to.deep.equal(['data/a.csv']);
+    store.put('data/d.csv', 'd\n');
+    store.put('indexes/acme.csv', buildIndexCsv([buildIndexRow({ Symbol: 'A', FileName: 'data/a.csv' }), buildIndexRow({ Symbol: 'D', FileName: 'data/d.csv' })]));
+    at += 60_000;
+    await scanAndDeliver();
+    const events = jsonOf<{ events: Array<{ type: string; file: { fileName: string } }> }>(await gateway.get('acme', '/changes')).events;
+    expect(events.at(-1)).to.deep.include({ type: 'file.released' });
+    expect(events.at(-1)?.file.fileName).to.equal('data/d.csv');
+    expect(jsonOf<{ files: Array<{ FileName: string }> }>(await gateway.get('acme', '/catalog')).files.map((file) => file.FileName)).to.include('data/d.csv');
+  });
+
   it("scans on while one client's receiver keeps a delivery waiting: a slow receiver holds only its own lane", async function () {
     // A receiver that takes the request and never answers (the sender gives up after 10 s).
+    const acmeBefore = acmeReceiver.received.length;
     const sockets = new Set<Socket>();
     const silent = createServer(() => undefined);
     silent.on('connection', (socket) => sockets.add(socket));
@@ -134,7 +148,7 @@ describe('a change, from storage to the feed and the webhooks of the clients tha
       await gateway.core.leaderDuties.tick();
       const types = jsonOf<{ events: Array<{ type: string }> }>(await gateway.get('acme', '/changes')).events.map((event) => event.type);
       expect(types.at(-1), 'the next scan ran meanwhile').to.equal('file.released');
-      await until(() => acmeReceiver.received.length === 5);
+      await until(() => acmeReceiver.received.length === acmeBefore + 1);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
