@@ -69,6 +69,16 @@ export class WebhookDelivery {
   readonly #options: WebhookDeliveryOptions;
   /** The turn running for each endpoint (by `turnKey`). */
   readonly #turns = new Map<string, Promise<void>>();
+  /**
+   * A count of turns ended, and the count when each endpoint's last turn ended: a copy of an
+   * endpoint read from the registry before its last turn ended is out of date (what it delivered,
+   * its retry time) and never starts a turn. One entry per endpoint that had a turn; entries of
+   * endpoints no longer enabled are dropped at each tick.
+   */
+  #turnsEnded = 0;
+  readonly #endedAt = new Map<string, number>();
+  /** Where the next tick starts handing lanes out among clients (round robin: no client first every time). */
+  #firstClient = 0;
   /** Every lane running (it never rejects: a turn's failure goes to `onError`). */
   readonly #lanes = new Set<Promise<void>>();
   /** Lanes running per client (bounded by the registered clients: at most 10 endpoints each). */
@@ -108,6 +118,8 @@ export class WebhookDelivery {
 
   async #start(now: Date): Promise<StartedTurns> {
     const totals = { attempts: 0, delivered: 0, disabled: 0 };
+    // Turns that end after this are newer than what the registry is about to answer.
+    const readAt = this.#turnsEnded;
     let endpoints: readonly WebhookEndpoint[];
     try {
       endpoints = await this.#options.registry.enabled();
@@ -115,22 +127,28 @@ export class WebhookDelivery {
       this.#options.onError?.(error, undefined);
       return { turns: [], totals };
     }
+    const enabled = new Set(endpoints.map(turnKey));
+    for (const key of this.#endedAt.keys()) if (!enabled.has(key) && !this.#turns.has(key)) this.#endedAt.delete(key);
     const lanes = this.#options.concurrency ?? 32;
     const lanesPerClient = this.#options.concurrencyPerClient ?? 2;
     // Each client's due endpoints without a turn, served by at most its free lanes, one after another.
     const queues = new Map<string, WebhookEndpoint[]>();
     for (const endpoint of endpoints) {
       const due = endpoint.delivery.nextAttemptAt === undefined || endpoint.delivery.nextAttemptAt <= now;
-      if (!due || this.#turns.has(turnKey(endpoint))) continue;
+      if (!due || !this.#current(endpoint, readAt)) continue;
       const queue = queues.get(endpoint.clientId);
       if (queue === undefined) queues.set(endpoint.clientId, [endpoint]);
       else queue.push(endpoint);
     }
     const started: Promise<void>[] = [];
-    for (const [clientId, queue] of queues) {
+    const clients = [...queues.keys()];
+    const first = clients.length === 0 ? 0 : this.#firstClient % clients.length;
+    this.#firstClient += 1;
+    for (const clientId of [...clients.slice(first), ...clients.slice(0, first)]) {
+      const queue = queues.get(clientId) as WebhookEndpoint[];
       const free = Math.min(lanesPerClient - (this.#perClient.get(clientId) ?? 0), queue.length, lanes - this.#lanesBusy);
       for (let i = 0; i < free; i += 1) {
-        const lane = this.#lane(clientId, queue, totals);
+        const lane = this.#lane(clientId, queue, readAt, totals);
         this.#lanes.add(lane);
         void lane.finally(() => this.#lanes.delete(lane));
         started.push(lane);
@@ -146,19 +164,27 @@ export class WebhookDelivery {
     return busy;
   }
 
-  /** One lane of a client: serves the endpoints of `queue` one after another (those that got no turn elsewhere meanwhile). */
-  async #lane(clientId: string, queue: WebhookEndpoint[], totals: StartedTurns['totals']): Promise<void> {
+  /** Whether `endpoint`, as read from the registry when `readAt` turns had ended, may start a turn: none runs, and none ended since. */
+  #current(endpoint: WebhookEndpoint, readAt: number): boolean {
+    const key = turnKey(endpoint);
+    return !this.#turns.has(key) && (this.#endedAt.get(key) ?? 0) <= readAt;
+  }
+
+  /** One lane of a client: serves the endpoints of `queue` one after another (those still current: no turn elsewhere meanwhile). */
+  async #lane(clientId: string, queue: WebhookEndpoint[], readAt: number, totals: StartedTurns['totals']): Promise<void> {
     this.#perClient.set(clientId, (this.#perClient.get(clientId) ?? 0) + 1);
     try {
       for (let endpoint = queue.shift(); endpoint !== undefined; endpoint = queue.shift()) {
+        if (!this.#current(endpoint, readAt)) continue;
         const key = turnKey(endpoint);
-        if (this.#turns.has(key)) continue;
         const turn = this.#serve(endpoint, totals).catch((error: unknown) => this.#options.onError?.(error, endpoint));
         this.#turns.set(key, turn);
         try {
           await turn;
         } finally {
           this.#turns.delete(key);
+          this.#turnsEnded += 1;
+          this.#endedAt.set(key, this.#turnsEnded);
         }
       }
     } finally {

@@ -16,7 +16,7 @@ import { WebhookDelivery } from '../../src/application/webhook-delivery.js';
 import { Webhooks } from '../../src/application/webhooks.js';
 import type { FileChange } from '../../src/domain/changes.js';
 import type { WebhookRegistry, WebhookRequest, WebhookSender } from '../../src/domain/ports.js';
-import type { DeliveryOutcome } from '../../src/domain/webhooks.js';
+import type { DeliveryOutcome, WebhookEndpoint } from '../../src/domain/webhooks.js';
 import { capturedAudit } from '../support/audit-capture.js';
 import { HandClock } from '../contract/signer-contract.js';
 import { startReceiver, type Received, type TestReceiver } from './receiver.js';
@@ -366,6 +366,45 @@ describe('webhook delivery (WebhookDelivery over a local receiver)', function ()
       sender.answerAll(slow.endpoint.url);
       expect(await next, 'the rest, in order').to.deep.equal({ attempts: 2, delivered: 2, disabled: 0 });
       expect((await context.webhooks.list('acme'))[0]?.delivery.delivered).to.equal(3);
+    });
+
+    it('never starts a turn from a copy of an endpoint read before its last turn ended (no change sent twice, no retry early)', async function () {
+      const context = setUp();
+      const { endpoint } = await context.webhooks.register('acme', 'http://127.0.0.1:1/hook');
+      await context.log.append([change('acme', 'ONE'), change('acme', 'TWO')]);
+      const sender = new HeldSender();
+      // A registry whose answer to the second tick is held until the first turn ended: it answers what it read before.
+      let holdNext: ((release: () => void) => void) | undefined;
+      const registry = context.registry;
+      const staleEnabled = async (): Promise<readonly WebhookEndpoint[]> => {
+        const read = await registry.enabled();
+        if (holdNext !== undefined) await new Promise<void>((resolve) => holdNext?.(resolve));
+        return read;
+      };
+      const stale = new Proxy(registry, {
+        get: (target, property) => {
+          if (property === 'enabled') return staleEnabled;
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const deliverer = new WebhookDelivery({ registry: stale, log: context.log, sender, signer: context.signer, clock: context.clock, retrySeconds: schedule, events: new EventBus() });
+      const first = deliverer.tick();
+      await sender.held(1);
+      let release: (() => void) | undefined;
+      holdNext = (resolve) => {
+        release = resolve;
+      };
+      const second = deliverer.tick();
+      await new Promise((resolve) => setImmediate(resolve));
+      holdNext = undefined;
+      sender.answerAll(endpoint.url);
+      await sender.held(1);
+      sender.answerAll(endpoint.url);
+      expect(await first).to.deep.equal({ attempts: 2, delivered: 2, disabled: 0 });
+      release?.();
+      expect(await second, 'its copy said nothing was delivered yet: stale, so no turn').to.deep.equal({ attempts: 0, delivered: 0, disabled: 0 });
+      expect(sender.sent(endpoint.url)).to.equal(2);
     });
   });
 });
