@@ -214,6 +214,42 @@ describe('the client library and the change feed', function () {
   });
 
   describe('gateway.watch() (sync --watch)', function () {
+    it('takes again an event whose download failed because the gateway went down, once the gateway is back', async function () {
+      let down = false;
+      let tripped = false;
+      const flaky = createClient({
+        baseUrl: fixture.gateway.baseUrl,
+        clientId: CLIENT.clientId,
+        clientSecret: CLIENT.secret,
+        retry: { maxRetries: 1, baseDelayMs: 5, maxDelayMs: 10 },
+        fetch: (request) => {
+          const path = new URL(request.url).pathname;
+          // The (first) download of B meets the outage first; the feed meets it right after.
+          if (path === '/download/B' && !tripped) {
+            tripped = true;
+            down = true;
+          }
+          return down && (path === '/download/B' || path === '/changes') ? Promise.reject(new TypeError('fetch failed')) : fetch(request);
+        },
+      });
+      const stop = new AbortController();
+      const changes = collector<ChangeReport>();
+      const mirrored = collector<boolean>();
+      const outages = collector<number>();
+      const watching = flaky.watch({ dir, signal: stop.signal, waitSeconds: 1, outageWaitMs: 20, onChange: changes.push, onMirrored: () => mirrored.push(true), onOutage: (_error, ms) => outages.push(ms) });
+      watching.catch((error: unknown) => changes.fail(error));
+      await mirrored.next(() => true);
+      const b = randomBytes(200);
+      await fixture.publish('B', 'data/b.bin', b);
+      await outages.next(() => true);
+      down = false;
+      expect(await changes.next((report) => report.path === 'data/b.bin' && report.outcome === 'downloaded')).to.include({ type: 'file.released' });
+      expect(changes.all.filter((report) => report.outcome === 'failed'), 'never reported failed and passed over').to.deep.equal([]);
+      expect((await readFile(join(dir, 'data', 'b.bin'))).equals(b)).to.equal(true);
+      stop.abort();
+      await watching;
+    });
+
     it('waits out an outage of the gateway (its feed unreachable past the client\'s retries) and goes on from its cursor', async function () {
       let down = false;
       const flaky = createClient({

@@ -32,6 +32,9 @@ export interface WatchOptions extends SyncOptions {
 const outageFirstWaitMs = 5_000;
 const outageLongestWaitMs = 60_000;
 
+/** The codes of a failed file that an outage explains (its status is not kept in a report). */
+const outageCodes: ReadonlySet<string> = new Set(['network_error', 'deadline_exceeded']);
+
 /** An error that a later attempt may not meet: the gateway down, restarting or overloaded. */
 function isOutage(error: unknown): error is GatewayClientError {
   if (!isClientError(error)) return false;
@@ -71,6 +74,20 @@ export async function watchChanges(client: WatchClient, options: WatchOptions): 
   /** Where the feed goes on from; `undefined` until a mirror gave one (and again after a 410). */
   let cursor: string | undefined;
   let outages = 0;
+  /** Whether an event came since the last mirror: a cursor that expires before any did is not mirrored again at once. */
+  let followed = false;
+  /** Waits as after an outage (5 s doubling to 60 s); false when the signal aborted meanwhile. */
+  const waitOut = async (error: GatewayClientError): Promise<boolean> => {
+    const retryInMs = Math.min(outageLongestWaitMs, (options.outageWaitMs ?? outageFirstWaitMs) * 2 ** outages);
+    outages += 1;
+    options.onOutage?.(error, retryInMs);
+    try {
+      await sleep(retryInMs, undefined, { signal });
+      return true;
+    } catch {
+      return false;
+    }
+  };
   for (;;) {
     let stream: ReturnType<WatchClient['changes']> | undefined;
     try {
@@ -82,12 +99,17 @@ export async function watchChanges(client: WatchClient, options: WatchOptions): 
         // The mirror's own listing's position (its last page's): every change it did not see is in the
         // feed after it, whichever gateway instance answered each page.
         if (mirrored.changesCursor === undefined) throw new GatewayClientError('protocol_error', 'the gateway has no change feed (its /list answers carry no changesCursor)');
+        // A file the mirror could not fetch because the gateway was down: mirror again once it is back (the feed would not bring it).
+        const cutShort = mirrored.files.find((file) => file.outcome === 'failed' && file.error !== undefined && outageCodes.has(file.error.code));
+        if (cutShort !== undefined) throw new GatewayClientError('network_error', `the mirror could not fetch ${cutShort.path}: ${cutShort.error?.message ?? ''}`);
         cursor = mirrored.changesCursor;
+        followed = false;
       }
       const manifest = await Manifest.load(options.dir);
       stream = client.changes({ cursor, wait: options.waitSeconds ?? defaultWaitSeconds, signal });
       for await (const event of stream) {
         outages = 0;
+        followed = true;
         const report = selected(event.file.fileName) ? await apply(client, event, manifest, options, signal) : reportOf(event, 'skipped');
         if (signal.aborted) return;
         options.onChange?.(report);
@@ -98,20 +120,17 @@ export async function watchChanges(client: WatchClient, options: WatchOptions): 
       if (signal.aborted) return;
       // Older than the feed's retention: mirror again, then follow from a new position.
       if (isClientError(error) && error.serverCode === 'cursor_expired') {
+        // Expired before any event came since the mirror (a gateway whose listings still carry a
+        // position of a reset log): mirror again only after a wait, never in a tight loop.
+        const again = !followed;
         cursor = undefined;
+        if (again && !(await waitOut(error))) return;
         continue;
       }
       if (!isOutage(error)) throw error;
       // Resumed after the last page it took whole (a page cut short comes again: at least once).
       if (stream?.cursor !== undefined) cursor = stream.cursor;
-      const retryInMs = Math.min(outageLongestWaitMs, (options.outageWaitMs ?? outageFirstWaitMs) * 2 ** outages);
-      outages += 1;
-      options.onOutage?.(error, retryInMs);
-      try {
-        await sleep(retryInMs, undefined, { signal });
-      } catch {
-        return;
-      }
+      if (!(await waitOut(error))) return;
     }
   }
 }
@@ -152,6 +171,8 @@ async function apply(client: WatchClient, event: ChangeEvent, manifest: Manifest
     return { ...reportOf(event, 'downloaded'), bytes: result.bytesTransferred };
   } catch (error) {
     if (signal.aborted) throw error;
+    // The gateway is down: the watch waits it out and takes this event again (from the page's start), never loses it.
+    if (isOutage(error)) throw error;
     const code = isClientError(error) ? error.code : event.type === 'file.withdrawn' ? 'delete_failed' : 'protocol_error';
     return { ...reportOf(event, 'failed'), error: { code, message: error instanceof Error ? error.message : String(error) } };
   }
