@@ -188,7 +188,10 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
   const positionWaitMs = adapters.changesPositionWaitMs ?? changesPositionWaitMs;
   const changesPosition = (): Promise<number | undefined> =>
     new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the change log gave no position in ${positionWaitMs} ms`)), positionWaitMs);
+      const timer = setTimeout(() => {
+        changes.abandonPositionRead();
+        reject(new Error(`the change log gave no position in ${positionWaitMs} ms`));
+      }, positionWaitMs);
       timer.unref();
       changes.position().then(resolve, reject).finally(() => clearTimeout(timer));
     }).catch((error: unknown) => {

@@ -92,6 +92,14 @@ export class ChangeFeed {
     return this.#positionRead;
   }
 
+  /**
+   * Stops sharing the read of the head under way (its caller gave up waiting for it): the next
+   * `position()` reads the head again instead of joining a read that may never end.
+   */
+  abandonPositionRead(): void {
+    this.#positionRead = undefined;
+  }
+
   async read(clientId: string, request: FeedRequest): Promise<FeedPage> {
     const log = this.#options.log;
     const from = request.after ?? (await log.horizon());

@@ -72,6 +72,8 @@ const releasedBytes = 128;
  */
 export class CatalogCache implements CatalogProvider {
   private readonly inFlight = new Map<string, Promise<CachedOutcome>>();
+  /** When each index was last invalidated, until a check that began after it ends (one entry per index path at most). */
+  readonly #invalidatedAt = new Map<string, number>();
   /** The check each handed-out catalog (a whole one or its released rows) came from: its `changesSeen`. */
   readonly #checks = new WeakMap<FileCatalog, CachedOutcome>();
 
@@ -87,6 +89,8 @@ export class CatalogCache implements CatalogProvider {
    * instance's listings should show what its feed already says.
    */
   invalidate(indexPath: string): void {
+    // Kept until a check that began after it ends: one under way now may have read the old version.
+    this.#invalidatedAt.set(indexPath, this.options.clock.now().getTime());
     const cached = this.options.memory.get(memoryKey(indexPath)) as CachedOutcome | undefined;
     if (cached !== undefined) cached.checkedAt = -Infinity;
   }
@@ -176,6 +180,9 @@ export class CatalogCache implements CatalogProvider {
       const next = await this.revalidate(indexPath, cached, now);
       // A failed read keeps the position the outcome had: older, so still one the catalog includes.
       if (position !== undefined) next.changesSeen = position;
+      const invalidated = this.#invalidatedAt.get(indexPath);
+      if (invalidated !== undefined && invalidated >= now) next.checkedAt = -Infinity;
+      else this.#invalidatedAt.delete(indexPath);
       if (next.outcome.kind === 'catalog') this.#checks.set(next.outcome.catalog, next);
       this.options.memory.set(memoryKey(indexPath), next, sizeOf(next));
       return next;

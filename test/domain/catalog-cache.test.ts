@@ -147,6 +147,32 @@ describe('CatalogCache', function () {
     });
   });
 
+  describe('invalidate: the scanner found an index changed', function () {
+    it('makes the next request check the stored version, even when the invalidation came during a check that had read the old one', async function () {
+      await cache.catalogAt('indexes/acme.csv');
+      now += 61_000;
+      // A check under way: it reads the version before the scanner sees the new one.
+      const version = source.version.bind(source);
+      let releaseCheck: (() => void) | undefined;
+      source.version = async () => {
+        const read = await version();
+        await new Promise<void>((resolve) => {
+          releaseCheck = resolve;
+        });
+        return read;
+      };
+      const checking = cache.catalogAt('indexes/acme.csv');
+      while (releaseCheck === undefined) await new Promise((resolve) => setImmediate(resolve));
+      source.stored = indexOf('v2', 'A', 'B');
+      cache.invalidate('indexes/acme.csv');
+      releaseCheck();
+      expect((await checking)?.count, 'the check read the old version').to.equal(1);
+      source.version = version;
+      now += 1;
+      expect((await cache.catalogAt('indexes/acme.csv'))?.count, 'checked again at the next request').to.equal(2);
+    });
+  });
+
   describe('changesSeen: the change log position each catalog is known to include', function () {
     let head: number;
     let headReads: number;

@@ -253,4 +253,23 @@ describe('ChangeFeed (the use case behind GET /changes)', () => {
       expect(await stateOf(answer)).to.have.nested.property('events[0].file.fileName', 'late.csv');
     });
   });
+
+  it('reads the head again after a caller gave up on a read that hangs (abandonPositionRead)', async () => {
+    const log = new MemoryChangeLog();
+    let hang = true;
+    let reads = 0;
+    const head = log.head.bind(log);
+    log.head = () => {
+      reads += 1;
+      return hang ? new Promise<number>(() => undefined) : head();
+    };
+    const feed = feedOver(log, new ManualSchedule());
+    void feed.position();
+    void feed.position();
+    expect(reads, 'shared').to.equal(1);
+    feed.abandonPositionRead();
+    hang = false;
+    expect(await feed.position()).to.equal(await head());
+    expect(reads).to.equal(2);
+  });
 });
