@@ -266,7 +266,10 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     signer,
     clock,
   });
+  // Read when a lane checks it, once the duties below exist.
+  let leading = (): boolean => true;
   const webhookDelivery = new WebhookDelivery({
+    leading: () => leading(),
     registry: webhookRegistry,
     log: changeLog,
     sender: adapters.webhookSender ?? new NodeWebhookSender({ allowPrivate, clock }),
@@ -314,6 +317,7 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     changes,
     changeCursors: new ChangeCursors(signer),
   });
+  leading = () => leaderDuties.leading;
   const leaderDuties = new LeaderDuties({
     lease: changeStores.lease,
     scanner: new ChangeScanner({

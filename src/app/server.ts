@@ -211,6 +211,8 @@ export async function runServer(config: GatewayConfig, telemetry: Telemetry | un
       // Downloads the drain cut give their unsent bytes back and write their audit records first.
       await settled();
       clearInterval(deliveries);
+      // Webhook lanes end their attempt under way (each at most 10 s) before the lease goes to another instance.
+      await Promise.race([webhookDelivery.idle(), new Promise((resolve) => setTimeout(resolve, LEADER_STOP_TIMEOUT_MS).unref())]);
       // The scan in progress finishes (or is left to the lease's expiry) and the lease is released at once.
       await duties.stop(LEADER_STOP_TIMEOUT_MS);
       await audit.close();

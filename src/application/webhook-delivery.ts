@@ -27,6 +27,11 @@ export interface WebhookDeliveryOptions {
   readonly concurrency?: number;
   /** Endpoints of one client served at once (2 when absent): one client's slow receivers never take every lane. */
   readonly concurrencyPerClient?: number;
+  /**
+   * Whether this instance still holds the scanner lease: a lane that lost it stops after the attempt
+   * under way, so two instances never serve one endpoint for long (always, when absent).
+   */
+  readonly leading?: () => boolean;
   /** Told of what failed for one endpoint (the registry or the log could not be read or written); the others go on. */
   readonly onError?: (error: unknown, endpoint: WebhookEndpoint | undefined) => void;
 }
@@ -206,7 +211,7 @@ export class WebhookDelivery {
     let sent = 0;
     // The turn is spent once it sent its share, or sent something and ran out of time: the endpoint
     // goes on at a later tick, its lane free meanwhile.
-    const spent = (): boolean => sent === perTick || (sent > 0 && clock.now().getTime() >= turnEnds);
+    const spent = (): boolean => sent === perTick || (sent > 0 && clock.now().getTime() >= turnEnds) || this.#options.leading?.() === false;
     let state: WebhookDeliveryState = endpoint.delivery;
     let passedOver = false;
     const record = (): Promise<boolean> => registry.update(endpoint.clientId, endpoint.id, { delivery: state });

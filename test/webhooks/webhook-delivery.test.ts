@@ -406,5 +406,20 @@ describe('webhook delivery (WebhookDelivery over a local receiver)', function ()
       expect(await second, 'its copy said nothing was delivered yet: stale, so no turn').to.deep.equal({ attempts: 0, delivered: 0, disabled: 0 });
       expect(sender.sent(endpoint.url)).to.equal(2);
     });
+
+    it('stops a lane after the attempt under way once this instance no longer holds the scanner lease', async function () {
+      const context = setUp();
+      const { endpoint } = await context.webhooks.register('acme', 'http://127.0.0.1:1/hook');
+      await context.log.append([change('acme', 'ONE'), change('acme', 'TWO'), change('acme', 'THREE')]);
+      const sender = new HeldSender();
+      let leading = true;
+      const deliverer = new WebhookDelivery({ registry: context.registry, log: context.log, sender, signer: context.signer, clock: context.clock, retrySeconds: schedule, events: new EventBus(), leading: () => leading });
+      const ticked = deliverer.tick();
+      await sender.held(1);
+      leading = false;
+      sender.answerAll(endpoint.url);
+      expect(await ticked, 'the attempt under way was answered and recorded; nothing more sent').to.deep.equal({ attempts: 1, delivered: 1, disabled: 0 });
+      expect((await context.webhooks.list('acme'))[0]?.delivery.delivered).to.equal((await context.log.read('acme', 0, 1))[0]?.position);
+    });
   });
 });
