@@ -214,23 +214,26 @@ describe('the client library and the change feed', function () {
   });
 
   describe('gateway.watch() (sync --watch)', function () {
-    it('takes again an event whose download failed because the gateway went down, once the gateway is back', async function () {
-      let down = false;
-      let tripped = false;
-      const flaky = createClient({
+    /** The library, each request answered by `fetch` unless `failed` says the gateway is down for it; retries spent fast. */
+    const clientDownWhen = (failed: (path: string) => boolean): GatewayClient =>
+      createClient({
         baseUrl: fixture.gateway.baseUrl,
         clientId: CLIENT.clientId,
         clientSecret: CLIENT.secret,
         retry: { maxRetries: 1, baseDelayMs: 5, maxDelayMs: 10 },
-        fetch: (request) => {
-          const path = new URL(request.url).pathname;
-          // The (first) download of B meets the outage first; the feed meets it right after.
-          if (path === '/download/B' && !tripped) {
-            tripped = true;
-            down = true;
-          }
-          return down && (path === '/download/B' || path === '/changes') ? Promise.reject(new TypeError('fetch failed')) : fetch(request);
-        },
+        fetch: (request) => (failed(new URL(request.url).pathname) ? Promise.reject(new TypeError('fetch failed')) : fetch(request)),
+      });
+
+    it('takes again an event whose download failed because the gateway went down, once the gateway is back', async function () {
+      let down = false;
+      let tripped = false;
+      const flaky = clientDownWhen((path) => {
+        // The (first) download of B meets the outage first; the feed meets it right after.
+        if (path === '/download/B' && !tripped) {
+          tripped = true;
+          down = true;
+        }
+        return down && (path === '/download/B' || path === '/changes');
       });
       const stop = new AbortController();
       const changes = collector<ChangeReport>();
@@ -252,13 +255,7 @@ describe('the client library and the change feed', function () {
 
     it('waits out an outage of the gateway (its feed unreachable past the client\'s retries) and goes on from its cursor', async function () {
       let down = false;
-      const flaky = createClient({
-        baseUrl: fixture.gateway.baseUrl,
-        clientId: CLIENT.clientId,
-        clientSecret: CLIENT.secret,
-        retry: { maxRetries: 1, baseDelayMs: 5, maxDelayMs: 10 },
-        fetch: (request) => (down && new URL(request.url).pathname === '/changes' ? Promise.reject(new TypeError('fetch failed')) : fetch(request)),
-      });
+      const flaky = clientDownWhen((path) => down && path === '/changes');
       const stop = new AbortController();
       const changes = collector<ChangeReport>();
       const mirrored = collector<boolean>();
