@@ -169,7 +169,8 @@ export class FileChangeLog implements ChangeLog {
     let stamp: string;
     try {
       const stats = await stat(path);
-      stamp = `${stats.mtimeMs}:${stats.size}`;
+      // The inode too: a rename replaces the file, so a rewrite of the same size within one mtime tick is still seen.
+      stamp = `${stats.ino}:${stats.mtimeMs}:${stats.size}`;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
       throw error;
@@ -260,8 +261,11 @@ export class FileChangeLog implements ChangeLog {
     const known = new Set(this.#segments.map((segment) => segment.name));
     let recorded = await this.#readHorizonFile();
     if (recorded === undefined && names.length === 0 && !files.includes(PRUNED_FILE)) recorded = await this.#createHorizonFile();
-    // No horizon.json beside segments: a log made before origins existed, which starts at 0.
-    this.#origin ??= recorded?.origin ?? 0;
+    // Read at every refresh: a log made anew while this process runs (a reset) has another origin,
+    // which a later prune must write back, not this process's old one. No horizon.json beside
+    // segments: a log made before origins existed, which starts at 0.
+    if (recorded !== undefined) this.#origin = recorded.origin;
+    else this.#origin ??= 0;
     this.#horizon = Math.max(this.#horizon, this.#origin, recorded?.horizon ?? 0);
     for (const name of names) {
       if (known.has(name)) continue;
