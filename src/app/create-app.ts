@@ -266,10 +266,9 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     signer,
     clock,
   });
-  // Read when a lane checks it, once the duties below exist.
-  let leading = (): boolean => true;
   const webhookDelivery = new WebhookDelivery({
-    leading: () => leading(),
+    // Asked only while lanes run, once the duties below exist.
+    leading: () => leaderDuties.leading,
     registry: webhookRegistry,
     log: changeLog,
     sender: adapters.webhookSender ?? new NodeWebhookSender({ allowPrivate, clock }),
@@ -317,7 +316,6 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
     changes,
     changeCursors: new ChangeCursors(signer),
   });
-  leading = () => leaderDuties.leading;
   const leaderDuties = new LeaderDuties({
     lease: changeStores.lease,
     scanner: new ChangeScanner({

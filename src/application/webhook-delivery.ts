@@ -151,7 +151,7 @@ export class WebhookDelivery {
     this.#firstClient += 1;
     for (const clientId of [...clients.slice(first), ...clients.slice(0, first)]) {
       const queue = queues.get(clientId) as WebhookEndpoint[];
-      const free = Math.min(lanesPerClient - (this.#perClient.get(clientId) ?? 0), queue.length, lanes - this.#lanesBusy);
+      const free = Math.min(lanesPerClient - (this.#perClient.get(clientId) ?? 0), queue.length, lanes - this.#lanes.size);
       for (let i = 0; i < free; i += 1) {
         const lane = this.#lane(clientId, queue, readAt, totals);
         this.#lanes.add(lane);
@@ -160,13 +160,6 @@ export class WebhookDelivery {
       }
     }
     return { turns: started, totals };
-  }
-
-  /** Lanes taken now, in all. */
-  get #lanesBusy(): number {
-    let busy = 0;
-    for (const count of this.#perClient.values()) busy += count;
-    return busy;
   }
 
   /** Whether `endpoint`, as read from the registry when `readAt` turns had ended, may start a turn: none runs, and none ended since. */
