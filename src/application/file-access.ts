@@ -1,3 +1,4 @@
+import { CHANGES_POSITION_RETRY_MS } from '../domain/changes.js';
 import { decideDownload, type DownloadDecision, type DownloadRequest } from '../domain/download-policy.js';
 import type { Entitlement } from '../domain/entitlement.js';
 import { CursorExpired, FileNotFound } from '../domain/errors.js';
@@ -107,9 +108,6 @@ export interface FileAccessDependencies {
    */
   readonly changesPosition?: () => Promise<number | undefined>;
 }
-
-/** How soon an existence list kept without the change position it should have is checked again. */
-const positionRetryMs = 1000;
 
 /** A listing's path order, as kept in the bounded memory. */
 interface PathOrder {
@@ -363,7 +361,7 @@ export class FileAccess {
     if (known === undefined) return undefined;
     // Kept without the change position it should have (the log could not be read): asked again soon, the position with it.
     const missing = this.deps.changesPosition !== undefined && known.changesSeen === undefined;
-    const freshFor = missing ? Math.min(positionRetryMs, this.deps.listCacheMs) : this.deps.listCacheMs;
+    const freshFor = missing ? Math.min(CHANGES_POSITION_RETRY_MS, this.deps.listCacheMs) : this.deps.listCacheMs;
     return this.deps.clock.now().getTime() - known.at < freshFor ? known : undefined;
   }
 

@@ -1,3 +1,4 @@
+import { CHANGES_POSITION_RETRY_MS } from './changes.js';
 import { GatewayError, StorageUnavailable } from './errors.js';
 import type { CatalogProvider } from './entitlement.js';
 import { FileCatalogBuilder, type CatalogEntry, type CatalogWarning, type FileCatalog } from './file-catalog.js';
@@ -43,9 +44,6 @@ interface CachedOutcome {
   /** The change log's position read before the last check that found this outcome (see `changesSeen`). */
   changesSeen: number | undefined;
 }
-
-/** How soon a catalog whose change position could not be read is checked again (the position with it). */
-const positionRetryMs = 1000;
 
 /** What a cached outcome costs besides its catalog: the objects around it and the version string. */
 const outcomeBytes = 256;
@@ -154,7 +152,7 @@ export class CatalogCache implements CatalogProvider {
   /** How long a check stands: a catalog without the change position it should have is checked again soon. */
   #freshFor(cached: CachedOutcome): number {
     const missing = this.options.changesPosition !== undefined && cached.changesSeen === undefined && cached.outcome.kind === 'catalog';
-    return missing ? Math.min(positionRetryMs, this.options.refreshAfterMs) : this.options.refreshAfterMs;
+    return missing ? Math.min(CHANGES_POSITION_RETRY_MS, this.options.refreshAfterMs) : this.options.refreshAfterMs;
   }
 
   /** The rows of `catalog` released now: kept in the bounded memory between two window boundaries. */

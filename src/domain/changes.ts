@@ -55,3 +55,9 @@ export function changedFileFields(file: ChangedFile): Record<string, string | nu
     ...(file.sha256 !== undefined && { sha256: file.sha256 }),
   };
 }
+
+/**
+ * How soon something kept without the change log's position it should have (the log could not be
+ * read when it was checked: a catalog, which files exist) is checked again, the position with it.
+ */
+export const CHANGES_POSITION_RETRY_MS = 1000;
