@@ -9,14 +9,15 @@
  * The gateway runs built (`dist/`), in a child process of its own, with LOG_LEVEL=info as in
  * production; its CPU time comes from /proc. Options: `--big-mib 512` (size of the large file),
  * `--runs 3` (medians of), `--profile` (writes V8 CPU profiles of the gateway to bench/profiles/),
- * `--gateway-node-options '--max-semi-space-size=16'` (Node options of the gateway process, to measure one).
+ * `--gateway-node-options '--max-semi-space-size=16'` (Node options of the gateway process, to measure one),
+ * `--gateway-node <path>` (the Node binary of the gateway process, e.g. production's Node 24).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { Agent, get as httpGet, request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { get as httpGet, type OutgoingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,6 +29,7 @@ import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.
 import { freePort } from '../test/support/redis.js';
 import { presignedUrl } from '../test/support/s3-signing.js';
 import { startAnchor, startNginx } from './anchors.js';
+import { generateLoad, loadGenerator } from './load.js';
 import { runChangesBench } from './changes.js';
 import { runListingBench } from './listing.js';
 import { benchTable, runScaleBench, type ScaleRow } from './scale.js';
@@ -41,6 +43,8 @@ const { values: options } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     only: { type: 'string' },
     'gateway-node-options': { type: 'string', default: '' },
+    /** The Node binary that runs the gateway (default: the bench's own), e.g. production's Node 24. */
+    'gateway-node': { type: 'string' },
     'scale-rows': { type: 'string', default: '1000,10000,100000,1000000' },
     'scale-clients': { type: 'string', default: '10,1000,10000' },
     'scale-fleet': { type: 'string', default: '2000x5000' },
@@ -75,6 +79,8 @@ const BIG = Number(options['big-mib']) * MiB;
 const RUNS = Number(options.runs);
 const CATALOG_FILES = 500;
 const RANGE = 32 * MiB;
+/** Seconds of each request-rate sample (bench/load.ts), taken RUNS times for each target in turn. */
+const RATE_SECONDS = 3;
 const client = { clientId: 'bench', secret: 'bench-secret-0123456789abcdef' };
 const BENCH_SIGNING_KEY = 'bench-signing-key-0123456789abcdefghij';
 
@@ -179,37 +185,6 @@ async function concurrent(url: string, headers: OutgoingHttpHeaders, count: numb
   return { mibps: bytes / MiB / seconds, errors };
 }
 
-/** Requests per second of `url` from `concurrency` keep-alive connections for `seconds`. */
-async function requestsPerSecond(url: string, headers: OutgoingHttpHeaders, concurrency = 8, seconds = 3): Promise<{ perSecond: number; requests: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const one = (): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const request = httpRequest(url, { headers, agent }, (response) => {
-        if ((response.statusCode ?? 0) >= 400) reject(new Error(`${url}: ${response.statusCode}`));
-        response.resume();
-        response.on('end', resolve);
-      });
-      request.on('error', reject);
-      request.end();
-    });
-  // Warm up.
-  await Promise.all(Array.from({ length: concurrency }, one));
-  let done = 0;
-  const until = Date.now() + seconds * 1000;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (Date.now() < until) {
-        await one();
-        done += 1;
-      }
-    }),
-  );
-  agent.destroy();
-  // The warm-up requests are served within the measured CPU time too.
-  return { perSecond: done / (Number(process.hrtime.bigint() - started) / 1e9), requests: done + concurrency };
-}
-
 interface Rate {
   /** Median requests per second. */
   readonly perSecond: number;
@@ -233,7 +208,7 @@ async function ratesInTurn(targets: ReadonlyArray<{ readonly url: string; readon
   for (let run = 0; run < RUNS; run += 1) {
     for (const [index, target] of targets.entries()) {
       const before = target.pid === undefined ? undefined : await cpuTimes(target.pid);
-      const { perSecond, requests } = await requestsPerSecond(target.url, target.headers, 8, 1);
+      const { perSecond, requests } = await generateLoad(target.url, target.headers, 8, RATE_SECONDS);
       rates[index]?.push(perSecond);
       const counted = spent[index];
       if (target.pid !== undefined && before !== undefined && counted !== undefined) {
@@ -272,7 +247,7 @@ async function startGateway(env: Record<string, string>, profileName: string): P
   const port = await freePort();
   const profileArgs = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(packageRoot(), 'bench', 'profiles')}`, `--cpu-prof-name=${profileName}.cpuprofile`] : [];
   const nodeOptions = (options['gateway-node-options'] ?? '').split(' ').filter((option) => option !== '');
-  const child = spawn(process.execPath, [...nodeOptions, ...profileArgs, 'dist/src/app/main.js'], {
+  const child = spawn(options['gateway-node'] ?? process.execPath, [...nodeOptions, ...profileArgs, 'dist/src/app/main.js'], {
     cwd: packageRoot(),
     env: { PATH: process.env['PATH'] ?? '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY, DOWNLOAD_RATE_LIMIT: '1000000', REQUEST_RATE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -639,7 +614,7 @@ async function main(): Promise<void> {
     const table = benchTable(rows);
     console.log(`\n${table}\n`);
     if (!options['no-write'] && options.only === undefined) {
-      const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${(totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, Node ${process.version}, ${nginx === undefined ? 'no nginx' : 'nginx 1.22 (Debian)'}`;
+      const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${(totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, Node ${process.version}${gatewayNodeVersion()}, ${nginx === undefined ? 'no nginx' : 'nginx 1.22 (Debian)'}, request rates from ${loadGenerator()} (8 connections, ${RATE_SECONDS} s a sample)`;
       await writeBenchmarks(table, machine);
     }
   } finally {
@@ -647,6 +622,13 @@ async function main(): Promise<void> {
     await azurite?.stop();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** `, the gateway on Node vX` when `--gateway-node` runs it on another Node than the bench's. */
+function gatewayNodeVersion(): string {
+  const binary = options['gateway-node'];
+  if (binary === undefined) return '';
+  return `, the gateway on Node ${spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout.trim()}`;
 }
 
 /** Replaces the measured section of BENCHMARKS.md, keeping the analysis written around it. */
