@@ -32,9 +32,9 @@ export type AnchorSpec =
    */
   | { readonly kind: 'express'; readonly catalogFile: string; readonly connectionString: string; readonly container: string };
 
-/** Starts an anchor in a child process and waits until it listens. */
-export async function startAnchor(spec: AnchorSpec): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', JSON.stringify(spec)], {
+/** Starts an anchor in a child process (run by the Node binary `node`, the bench's own by default) and waits until it listens. */
+export async function startAnchor(spec: AnchorSpec, node = process.execPath): Promise<RunningServer> {
+  const child = spawn(node, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', JSON.stringify(spec)], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_OPTIONS: '' },
   });

@@ -10,7 +10,7 @@
  * production; its CPU time comes from /proc. Options: `--big-mib 512` (size of the large file),
  * `--runs 3` (medians of), `--profile` (writes V8 CPU profiles of the gateway to bench/profiles/),
  * `--gateway-node-options '--max-semi-space-size=16'` (Node options of the gateway process, to measure one),
- * `--gateway-node <path>` (the Node binary of the gateway process, e.g. production's Node 24).
+ * `--gateway-node <path>` (the Node binary of the gateway and of the Node anchors, e.g. production's Node 24).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -43,7 +43,7 @@ const { values: options } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     only: { type: 'string' },
     'gateway-node-options': { type: 'string', default: '' },
-    /** The Node binary that runs the gateway (default: the bench's own), e.g. production's Node 24. */
+    /** The Node binary that runs the gateway and the Node anchors (default: the bench's own), e.g. production's Node 24. */
     'gateway-node': { type: 'string' },
     'scale-rows': { type: 'string', default: '1000,10000,100000,1000000' },
     'scale-clients': { type: 'string', default: '10,1000,10000' },
@@ -425,9 +425,9 @@ async function main(): Promise<void> {
     stops.push(azure.stop);
     const local = await startGateway({ DATA_DIR: root, CLIENTS_FILE: clientsFile }, 'local');
     stops.push(local.stop);
-    const proxy = await startAnchor({ kind: 'proxy', targetPort: Number(new URL(azurite.blobEndpoint).port) });
+    const proxy = await startAnchor({ kind: 'proxy', targetPort: Number(new URL(azurite.blobEndpoint).port) }, options['gateway-node']);
     stops.push(proxy.stop);
-    const bare = await startAnchor({ kind: 'files', root });
+    const bare = await startAnchor({ kind: 'files', root }, options['gateway-node']);
     stops.push(bare.stop);
     const nginx = await startNginx(workDir, Number(new URL(azurite.blobEndpoint).port), root, [await freePort(), await freePort()]);
     if (nginx !== undefined) stops.push(nginx.stop);
@@ -543,7 +543,7 @@ async function main(): Promise<void> {
       const catalogResponse = await fetch(`http://127.0.0.1:${azure.port}/catalog`, { headers: bearer });
       const catalogFile = join(workDir, 'catalog.json');
       await writeFile(catalogFile, await catalogResponse.text());
-      const express = await startAnchor({ kind: 'express', catalogFile, connectionString: azurite.connectionString, container: container.containerName });
+      const express = await startAnchor({ kind: 'express', catalogFile, connectionString: azurite.connectionString, container: container.containerName }, options['gateway-node']);
       stops.push(express.stop);
       const none: Rate = { perSecond: Number.NaN, cpuMsPerRequest: Number.NaN };
       const [catalogGateway = none, catalogBare = none, infoGateway = none, infoBare = none] = await ratesInTurn([
@@ -624,11 +624,11 @@ async function main(): Promise<void> {
   }
 }
 
-/** `, the gateway on Node vX` when `--gateway-node` runs it on another Node than the bench's. */
+/** `, the gateway and its Node anchors on Node vX` when `--gateway-node` runs them on another Node than the bench's. */
 function gatewayNodeVersion(): string {
   const binary = options['gateway-node'];
   if (binary === undefined) return '';
-  return `, the gateway on Node ${spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout.trim()}`;
+  return `, the gateway and its Node anchors on Node ${spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout.trim()}`;
 }
 
 /** Replaces the measured section of BENCHMARKS.md, keeping the analysis written around it. */

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
-import { memoryCountedVersions } from '../../src/adapters/limits/memory-counted-versions.js';
+import { getHeapStatistics } from 'node:v8';
+import { COUNTED_VERSIONS_KEPT, memoryCountedVersions } from '../../src/adapters/limits/memory-counted-versions.js';
 import type { CountedVersions } from '../../src/domain/ports.js';
 import { redisCountedVersions } from '../../src/adapters/redis/redis-counted-versions.js';
 import type { Clock } from '../../src/domain/ports.js';
@@ -82,6 +83,14 @@ describe('counted download versions in this instance\'s memory', function () {
     // b was the least recently used: forgotten, so counted again.
     expect(await versions.counted('acme', 'b')).to.equal(undefined);
     expect(await versions.counted('acme', 'a')).to.equal('"v1"');
+  });
+
+  it('sets aside no memory for its bound: ten empty windows of 100,000 pairs take well under 1 MB of heap (lru-cache with max took 40 MB)', async function () {
+    const before = getHeapStatistics().used_heap_size;
+    const windows = Array.from({ length: 10 }, () => memoryCountedVersions(new FixedClock(), COUNTED_VERSIONS_KEPT)(WINDOW_MS));
+    const grown = getHeapStatistics().used_heap_size - before;
+    expect(await windows[9]?.counted('acme', 'a')).to.equal(undefined);
+    expect(grown).to.be.below(1024 * 1024);
   });
 });
 

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Options } from 'express-rate-limit';
 import { RequestRefused } from '../../src/adapters/http/error-responses.js';
-import { BoundedMemoryStore } from '../../src/adapters/limits/memory-rate-limit-store.js';
+import { getHeapStatistics } from 'node:v8';
+import { BoundedMemoryStore, MEMORY_STORE_MAX_KEYS } from '../../src/adapters/limits/memory-rate-limit-store.js';
 import { VerificationQueue, verificationQueueBounds } from '../../src/adapters/http/verification-queue.js';
 
 /** Work that runs until the test finishes it, recording when it started. */
@@ -121,6 +122,18 @@ describe('BoundedMemoryStore (src/adapters/limits/memory-rate-limit-store.ts)', 
     expect(await store.get('b')).to.equal(undefined);
     expect((await store.get('a'))?.totalHits).to.equal(2);
     expect((await store.get('d'))?.totalHits).to.equal(1);
+  });
+
+  it('sets aside no memory for its bound: ten empty stores of 100,000 keys take well under 1 MB of heap (lru-cache with max took 40 MB)', async function () {
+    const before = getHeapStatistics().used_heap_size;
+    const stores = Array.from({ length: 10 }, () => {
+      const store = new BoundedMemoryStore(MEMORY_STORE_MAX_KEYS);
+      store.init({ windowMs: 60_000 } as Options);
+      return store;
+    });
+    const grown = getHeapStatistics().used_heap_size - before;
+    expect(stores.every((store) => store.size === 0)).to.equal(true);
+    expect(grown).to.be.below(1024 * 1024);
   });
 
   it('keeps 1,000 keys when a caller brings 100,000 (the bound of the test store)', async function () {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock, CountedVersionsFactory } from '../../domain/ports.js';
+import { keyCountBound } from './memory-rate-limit-store.js';
 
 /**
  * How many (client, file) pairs one instance remembers. Past it the least recently used pair is
@@ -24,7 +25,8 @@ export function countedVersionKey(clientId: string, path: string): string {
 export function memoryCountedVersions(clock: Clock, maxEntries = COUNTED_VERSIONS_KEPT): CountedVersionsFactory {
   return (windowMs) => {
     const versions = new LRUCache<string, string>({
-      max: maxEntries,
+      // At most `maxEntries`, with arrays that grow with what is held (see `keyCountBound`).
+      ...keyCountBound(maxEntries),
       ttl: windowMs,
       // Ages read from the gateway's clock at every call, not cached between timer ticks.
       ttlResolution: 0,
