@@ -2,12 +2,12 @@ import { setFlagsFromString } from 'node:v8';
 
 /**
  * V8 flags for a process that streams files, on V8 13.6 and later (Node 24): Node 22's 8 MB cap of
- * the young generation (13.6 raised its default to 32), and external memory counted within the
- * heap's global limit (a later V8's default).
+ * the young generation (13.6 raised its default to 32). Not `--external-memory-accounted-in-global-
+ * limit` (a later V8's default): set at run time beside this one, it brought the full collections
+ * of a download from Azure back (41 for 1.5 GiB, against 2 without it).
  */
 const STREAMING_FLAGS: ReadonlyArray<{ readonly name: string; readonly flag: string }> = [
   { name: '--scavenger-max-new-space-capacity-mb', flag: '--scavenger-max-new-space-capacity-mb=8' },
-  { name: '--external-memory-accounted-in-global-limit', flag: '--external-memory-accounted-in-global-limit' },
 ];
 
 /**
@@ -21,10 +21,10 @@ const STREAMING_FLAGS: ReadonlyArray<{ readonly name: string; readonly flag: str
  * ArrayBuffers from 32 MB of them to 128 MB, above the 64 MB of external memory that starts a full
  * mark-compact: Node 24 reclaimed a download's chunks with a full collection of the whole heap
  * every 25 MiB or so (about 40 per GiB), and the gateway spent 2.8-3.3 s of user CPU per GiB served
- * from Azure against 0.7-0.8 s with these flags (BENCHMARKS.md; nodejs/node#61967 and #63863 trace
- * the change to V8). The first flag alone ends it for storage sockets; the second halves the full
- * collections of a local folder's file reads. Neither is allowed in NODE_OPTIONS, hence they are set
- * here, first thing in `main.ts`.
+ * from Azure against 0.6-0.9 s with this flag (BENCHMARKS.md; nodejs/node#61967 and #63863 trace
+ * the change to V8). A local folder's file reads are not helped by it (about 9 full collections for
+ * 256 MiB, with or without). The flag is not allowed in NODE_OPTIONS, hence it is set here, first
+ * thing in `main.ts`.
  */
 export function tuneHeapForStreaming(
   v8Version: string = process.versions.v8,
