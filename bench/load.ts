@@ -45,6 +45,9 @@ export async function generateLoad(url: string, headers: OutgoingHttpHeaders, co
     // wrk counts 3xx with 2xx; a 304 is what the bench's conditional rows ask for.
     const refused = /Non-2xx or 3xx responses: (\d+)/.exec(output);
     if (refused !== null) throw new Error(`${url}: ${refused[1]} answers were errors\n${output}`);
+    // Connections that failed, broke or timed out: the rate would not be one of answers.
+    const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
+    if (socketErrors !== null && socketErrors.slice(1).some((count) => Number(count) > 0)) throw new Error(`${url}: socket errors\n${output}`);
     const total = /(\d+) requests in ([\d.]+)(ms|s|m)/.exec(output);
     if (total === null) throw new Error(`wrk printed no total:\n${output}`);
     const span = Number(total[2]) * (total[3] === 'ms' ? 0.001 : total[3] === 'm' ? 60 : 1);
@@ -62,7 +65,8 @@ function run(command: string, args: readonly string[]): Promise<string> {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} exited with ${code}:\n${output}`))));
+    // 'close', not 'exit': the last of its output may still be in the pipes when it exits.
+    child.once('close', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} exited with ${code}:\n${output}`))));
   });
 }
 

@@ -1,8 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * V8 flags for a process that streams files, on V8 13.6 and later (Node 24): Node 22's 8 MB cap of
- * the young generation (13.6 raised its default to 32). Not `--external-memory-accounted-in-global-
+ * V8 flags for a process that streams files, on V8 13.6 and later (Node 24): Node 22's value of the
+ * young generation's cap (8; 13.6 raised its default to 32, in MB, which V8 doubles for the new
+ * space's capacity in Node's builds, without pointer compression). Not `--external-memory-accounted-in-global-
  * limit` (a later V8's default): set at run time beside this one, it brought the full collections
  * of a download from Azure back (41 for 1.5 GiB, against 2 without it).
  */
@@ -13,13 +14,12 @@ const STREAMING_FLAGS: ReadonlyArray<{ readonly name: string; readonly flag: str
 /**
  * Sets the process's V8 heap for a gateway that streams files: on V8 13.6 and later (Node 24), the
  * flags of `STREAMING_FLAGS` that the process was not started with (a value given on the command
- * line, or its `--no-` form, is kept). Returns the flags it set.
+ * line, `--name=value`, with dashes or underscores, is kept). Returns the flags it set.
  *
  * Why: every chunk of a download is a short-lived Buffer (64 KiB from the storage socket, and the
  * HTTP client's copy of its body, or a file read's). V8 13.6 raised
- * `scavenger_max_new_space_capacity_mb` from 8 to 32, which moved the cheap collection of young
- * ArrayBuffers from 32 MB of them to 128 MB, above the 64 MB of external memory that starts a full
- * mark-compact: Node 24 reclaimed a download's chunks with a full collection of the whole heap
+ * `scavenger_max_new_space_capacity_mb` from 8 to 32, which moved the scavenge that reclaims young
+ * ArrayBuffers above the 64 MB of external memory that starts a full mark-compact: Node 24 reclaimed a download's chunks with a full collection of the whole heap
  * every 25 MiB or so (about 40 per GiB), and the gateway spent 2.8-3.3 s of user CPU per GiB served
  * from Azure against 0.6-0.9 s with this flag (BENCHMARKS.md; nodejs/node#61967 and #63863 trace
  * the change to V8). A local folder's file reads are not helped by it (about 9 full collections for
@@ -32,8 +32,8 @@ export function tuneHeapForStreaming(
   setFlag: (flag: string) => void = setFlagsFromString,
 ): readonly string[] {
   if (!raisedNewSpaceDefault(v8Version)) return [];
-  const given = (name: string): boolean =>
-    execArgv.some((argument) => argument === name || argument.startsWith(`${name}=`) || argument === `--no-${name.slice(2)}`);
+  // V8 takes `_` for `-` in a flag's name; Node 24 refuses `--name value` for these (exit 9).
+  const given = (name: string): boolean => execArgv.some((argument) => argument.split('=')[0]?.replaceAll('_', '-') === name);
   const set = STREAMING_FLAGS.filter(({ name }) => !given(name)).map(({ flag }) => flag);
   for (const flag of set) setFlag(flag);
   return set;

@@ -1,10 +1,9 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { expect } from 'chai';
 import { LruBoundedMemory } from '../../src/adapters/index/lru-bounded-memory.js';
 import { CatalogCache } from '../../src/domain/catalog-cache.js';
 import { FileCatalog, FileCatalogBuilder } from '../../src/domain/file-catalog.js';
 import type { Clock, IndexRecord, IndexRowSink, IndexSource, LoadedIndex } from '../../src/domain/ports.js';
+import { collectGarbage } from '../support/heap.js';
 
 const clock: Clock = { now: () => new Date(Date.UTC(2026, 0, 1)) };
 
@@ -117,11 +116,8 @@ describe('CatalogCache within CATALOG_CACHE_MB', function () {
 describe('FileCatalog accounted bytes against the heap', function () {
   it('when 200,000 rows are built, accounts within 25% of what the heap actually grew by', function () {
     this.timeout(60_000);
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
     const used = (): number => {
-      gc();
-      gc();
+      collectGarbage();
       const memory = process.memoryUsage();
       return memory.heapUsed + memory.arrayBuffers;
     };
