@@ -14,7 +14,8 @@ export const MEMORY_STORE_MAX_KEYS = 100_000;
  * aside six arrays of `max` slots when it is made (about 4 MB for 100,000 keys with a TTL, empty or
  * not; the gateway's five bounded stores held 20 MB of a 64 MB heap, which every full collection
  * walks). Counting each entry as a size of 1 against `maxSize` keeps the same bound with arrays
- * that grow with the entries held.
+ * that grow with the entries held. A full store costs a little more than with `max` (its links are
+ * arrays of numbers rather than typed arrays, and each entry has a size): about 10-20 bytes a key.
  */
 export function keyCountBound(keys: number): { readonly maxSize: number; readonly sizeCalculation: () => number } {
   return { maxSize: keys, sizeCalculation: () => 1 };
