@@ -3,9 +3,9 @@ import { setFlagsFromString } from 'node:v8';
 /**
  * V8 flags for a process that streams files, on V8 13.6 and later (Node 24): Node 22's value of the
  * young generation's cap (8; 13.6 raised its default to 32, in MB, which V8 doubles for the new
- * space's capacity in Node's builds, without pointer compression). Not `--external-memory-accounted-in-global-
- * limit` (a later V8's default): set at run time beside this one, it brought the full collections
- * of a download from Azure back (41 for 1.5 GiB, against 2 without it).
+ * space's capacity in Node's builds, without pointer compression). Not
+ * `--external-memory-accounted-in-global-limit` (a later V8's default): set at run time beside this
+ * one, it brought the full collections of a download from Azure back (41 for 1.5 GiB, against 2).
  */
 const STREAMING_FLAGS: ReadonlyArray<{ readonly name: string; readonly flag: string }> = [
   { name: '--scavenger-max-new-space-capacity-mb', flag: '--scavenger-max-new-space-capacity-mb=8' },
@@ -19,9 +19,10 @@ const STREAMING_FLAGS: ReadonlyArray<{ readonly name: string; readonly flag: str
  * Why: every chunk of a download is a short-lived Buffer (64 KiB from the storage socket, and the
  * HTTP client's copy of its body, or a file read's). V8 13.6 raised
  * `scavenger_max_new_space_capacity_mb` from 8 to 32, which moved the scavenge that reclaims young
- * ArrayBuffers above the 64 MB of external memory that starts a full mark-compact: Node 24 reclaimed a download's chunks with a full collection of the whole heap
- * every 25 MiB or so (about 40 per GiB), and the gateway spent 2.8-3.3 s of user CPU per GiB served
- * from Azure against 0.6-0.9 s with this flag (BENCHMARKS.md; nodejs/node#61967 and #63863 trace
+ * ArrayBuffers above the 64 MB of external memory that starts a full mark-compact: Node 24
+ * reclaimed a download's chunks with a full collection of the whole heap every 25 MiB or so (about
+ * 40 per GiB), and the gateway spent 2.8-3.3 s of user CPU per GiB served from Azure against
+ * 0.6-0.9 s with this flag (BENCHMARKS.md; nodejs/node#61967 and #63863 trace
  * the change to V8). A local folder's file reads are not helped by it (about 9 full collections for
  * 256 MiB, with or without). The flag is not allowed in NODE_OPTIONS, hence it is set here, first
  * thing in `main.ts`.
