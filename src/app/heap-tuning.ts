@@ -1,4 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
+import { MessageChannel } from 'node:worker_threads';
+
+const MiB = 1024 * 1024;
 
 /**
  * V8 flags for a process that streams files, on V8 13.6 and later (Node 24): Node 22's value of the
@@ -44,4 +47,63 @@ export function tuneHeapForStreaming(
 function raisedNewSpaceDefault(v8Version: string): boolean {
   const [major = 0, minor = 0] = v8Version.split('.').map((part) => Number.parseInt(part, 10));
   return major > 13 || (major === 13 && minor >= 6);
+}
+
+/**
+ * The allocation whose release raises glibc's thresholds (see `primeMallocForStreaming`): above the
+ * default mmap threshold (128 KiB), so glibc maps it, and under the 32 MiB up to which glibc adapts.
+ */
+export const MALLOC_PRIMING_BYTES = 31 * MiB;
+
+/**
+ * Variables by which an operator sets glibc's thresholds (each turns glibc's adaptation off, so
+ * priming would change nothing, and the operator's value stands).
+ */
+const MALLOC_SETTINGS = ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_MMAP_THRESHOLD_'] as const;
+const MALLOC_TUNABLES = /(^|:)glibc\.malloc\.(trim_threshold|mmap_threshold)=/;
+
+/**
+ * Primes glibc's malloc for a process that streams files: allocates `MALLOC_PRIMING_BYTES` and lets
+ * it go. glibc maps an allocation that large, and releasing a mapped block raises its mmap threshold
+ * to the block's size and its trim threshold to twice that (glibc's documented adaptation, mallopt(3),
+ * `M_MMAP_THRESHOLD`): from then on it keeps up to 32 MiB of freed memory at the top of its heap
+ * for reuse instead of handing it back to the kernel at the default 128 KiB. Returns whether it
+ * primed (only on glibc, and not when the operator set either threshold).
+ *
+ * Why: every chunk of a download is a 64 KiB Buffer (the storage socket's read, and the HTTP
+ * client's copy of its body), freed in batches by the garbage collector. With the default trim
+ * threshold, glibc gave each batch's memory back to the kernel (`brk` down by megabytes, a few
+ * hundred times per GiB) and took it again for the next chunks, which touched every page afresh:
+ * 30,000-100,000 page faults per GiB served, each paid in the kernel (and dearly on a virtual
+ * machine), against a few hundred once primed (BENCHMARKS.md).
+ */
+export function primeMallocForStreaming(
+  glibcVersion: string | null = glibcRuntimeVersion(),
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  allocateAndFree: (bytes: number) => void = allocateAndFreeAtOnce,
+): boolean {
+  if (glibcVersion === null) return false;
+  if (MALLOC_SETTINGS.some((name) => env[name] !== undefined)) return false;
+  if (MALLOC_TUNABLES.test(env['GLIBC_TUNABLES'] ?? '')) return false;
+  allocateAndFree(MALLOC_PRIMING_BYTES);
+  return true;
+}
+
+/**
+ * Allocates `bytes` with malloc and frees them within this turn of the event loop, not at some later
+ * collection: the block is transferred into a message on a channel whose ports are then closed,
+ * which discards the undelivered message and frees what it holds.
+ */
+function allocateAndFreeAtOnce(bytes: number): void {
+  const { buffer } = Buffer.allocUnsafeSlow(bytes);
+  const { port1, port2 } = new MessageChannel();
+  port1.postMessage(buffer, [buffer]);
+  port1.close();
+  port2.close();
+}
+
+/** The C library's version when it is glibc (what Node's diagnostic report says), else null. */
+function glibcRuntimeVersion(): string | null {
+  const report = process.report?.getReport() as { readonly header?: { readonly glibcVersionRuntime?: string } } | undefined;
+  return report?.header?.glibcVersionRuntime ?? null;
 }
