@@ -51,31 +51,37 @@ function raisedNewSpaceDefault(v8Version: string): boolean {
 
 /**
  * The allocation whose release raises glibc's thresholds (see `primeMallocForStreaming`): above the
- * default mmap threshold (128 KiB), so glibc maps it, and under the 32 MiB up to which glibc adapts.
+ * default mmap threshold (128 KiB), so glibc maps it, and its chunk's size field (page-rounded, with
+ * the header word and the "mapped" flag bit) within the 32 MiB up to which glibc adapts: 32 MiB less
+ * a page is 2 bytes over, and changes nothing.
  */
 export const MALLOC_PRIMING_BYTES = 31 * MiB;
 
 /**
- * Variables by which an operator sets glibc's thresholds (each turns glibc's adaptation off, so
- * priming would change nothing, and the operator's value stands).
+ * Environment variables by which an operator sets glibc's malloc parameters. Setting any of these
+ * turns glibc's adaptation of its thresholds off, so priming would change nothing, and the
+ * operator's values stand.
  */
-const MALLOC_SETTINGS = ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_MMAP_THRESHOLD_'] as const;
-const MALLOC_TUNABLES = /(^|:)glibc\.malloc\.(trim_threshold|mmap_threshold)=/;
+const MALLOC_PARAMETER_VARIABLES = ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TOP_PAD_', 'MALLOC_MMAP_MAX_'] as const;
+const MALLOC_PARAMETER_TUNABLES = /(^|:)glibc\.malloc\.(trim_threshold|mmap_threshold|top_pad|mmap_max)=/;
 
 /**
- * Primes glibc's malloc for a process that streams files: allocates `MALLOC_PRIMING_BYTES` and lets
- * it go. glibc maps an allocation that large, and releasing a mapped block raises its mmap threshold
- * to the block's size and its trim threshold to twice that (glibc's documented adaptation, mallopt(3),
- * `M_MMAP_THRESHOLD`): from then on it keeps up to 32 MiB of freed memory at the top of its heap
- * for reuse instead of handing it back to the kernel at the default 128 KiB. Returns whether it
- * primed (only on glibc, and not when the operator set either threshold).
+ * Primes glibc's malloc for a process that streams files: allocates `MALLOC_PRIMING_BYTES` and frees
+ * it at once. glibc maps an allocation that large, and releasing a mapped block raises its mmap
+ * threshold to the block's size and its trim threshold to twice that (glibc's documented
+ * adaptation, mallopt(3), `M_MMAP_THRESHOLD`): from then on it keeps up to 62 MiB of freed memory at
+ * the top of a heap for reuse instead of handing it back to the kernel past the default 128 KiB,
+ * and allocations up to 31 MiB come from its heaps. A running gateway reaches the same regime by
+ * itself once it frees any large block (a 9 MB `/catalog` body, say); priming sets it before the
+ * first download. Returns whether it primed (only on glibc, and not when the operator set one of
+ * its malloc parameters).
  *
- * Why: every chunk of a download is a 64 KiB Buffer (the storage socket's read, and the HTTP
+ * Why: every chunk of a download is two 64 KiB Buffers (the storage socket's read, and the HTTP
  * client's copy of its body), freed in batches by the garbage collector. With the default trim
- * threshold, glibc gave each batch's memory back to the kernel (`brk` down by megabytes, a few
- * hundred times per GiB) and took it again for the next chunks, which touched every page afresh:
- * 30,000-100,000 page faults per GiB served, each paid in the kernel (and dearly on a virtual
- * machine), against a few hundred once primed (BENCHMARKS.md).
+ * threshold, glibc gave each batch's memory back to the kernel (`brk` down by megabytes, hundreds of
+ * times per GiB) and took it again for the next chunks, which touched every page afresh: 32,000 to
+ * 98,000 page faults per GiB served, each paid in the kernel (and dearly on a virtual machine),
+ * against 76 to 1,260 once primed (BENCHMARKS.md).
  */
 export function primeMallocForStreaming(
   glibcVersion: string | null = glibcRuntimeVersion(),
@@ -83,16 +89,17 @@ export function primeMallocForStreaming(
   allocateAndFree: (bytes: number) => void = allocateAndFreeAtOnce,
 ): boolean {
   if (glibcVersion === null) return false;
-  if (MALLOC_SETTINGS.some((name) => env[name] !== undefined)) return false;
-  if (MALLOC_TUNABLES.test(env['GLIBC_TUNABLES'] ?? '')) return false;
+  if (MALLOC_PARAMETER_VARIABLES.some((name) => env[name] !== undefined)) return false;
+  if (MALLOC_PARAMETER_TUNABLES.test(env['GLIBC_TUNABLES'] ?? '')) return false;
   allocateAndFree(MALLOC_PRIMING_BYTES);
   return true;
 }
 
 /**
- * Allocates `bytes` with malloc and frees them within this turn of the event loop, not at some later
- * collection: the block is transferred into a message on a channel whose ports are then closed,
- * which discards the undelivered message and frees what it holds.
+ * Allocates `bytes` with malloc and frees them at the end of this turn of the event loop, not at
+ * some later collection: the block is transferred into a message on a channel whose ports are then
+ * closed, and closing a port (its handle's close callback, this turn) discards the undelivered
+ * message and frees what it holds.
  */
 function allocateAndFreeAtOnce(bytes: number): void {
   const { buffer } = Buffer.allocUnsafeSlow(bytes);
@@ -102,8 +109,19 @@ function allocateAndFreeAtOnce(bytes: number): void {
   port2.close();
 }
 
-/** The C library's version when it is glibc (what Node's diagnostic report says), else null. */
+/**
+ * The C library's version when it is glibc (what Node's diagnostic report says), else null. The
+ * report leaves out network interfaces, whose lookup is the slow part of it on some hosts.
+ */
 function glibcRuntimeVersion(): string | null {
-  const report = process.report?.getReport() as { readonly header?: { readonly glibcVersionRuntime?: string } } | undefined;
-  return report?.header?.glibcVersionRuntime ?? null;
+  // `excludeNetwork` (Node 20.13 and later) is not in this version of Node's types.
+  const report = process.report as NodeJS.ProcessReport & { excludeNetwork: boolean };
+  const excludedNetwork = report.excludeNetwork;
+  report.excludeNetwork = true;
+  try {
+    const { header } = report.getReport() as { readonly header?: { readonly glibcVersionRuntime?: string } };
+    return header?.glibcVersionRuntime ?? null;
+  } finally {
+    report.excludeNetwork = excludedNetwork;
+  }
 }

@@ -126,7 +126,8 @@ async function sendIterated(
 
 /**
  * A batch is handed to the socket once it holds this many bytes, without waiting for the end of the
- * turn (it bounds what one download holds besides the socket's own buffer).
+ * turn. It bounds what one download holds besides the socket's own buffer: at most this, and one
+ * chunk more, on top of the socket's high-water mark (1 MiB on the gateway's server).
  */
 export const MAX_BATCH_BYTES = 512 * 1024;
 
@@ -137,9 +138,10 @@ export const MAX_BATCH_BYTES = 512 * 1024;
  * write per chunk cost a system call per 64 KiB, the larger part of the kernel's time per GiB.
  * A batch that reaches `MAX_BATCH_BYTES` goes at once. Storage is paused only while the socket
  * holds bytes it did not take over its high-water mark (what `stream.pipe` does), with no promise
- * per chunk.
- * Settles once the stream has ended and its last batch is handed over, or failed, or the transfer
- * had to stop; the stream is destroyed on every way out but its end.
+ * per chunk. Bytes are counted (`transfer.sent`, `onBytes`) as a batch is handed to an open
+ * socket; a batch the client did not stay for is dropped uncounted. Settles once the stream has
+ * ended and its last batch is handed over, or failed (what it delivered before is handed over
+ * first), or the transfer had to stop; the stream is destroyed on every way out but its end.
  */
 function sendFlowing(
   res: Response,
@@ -154,12 +156,13 @@ function sendFlowing(
     /** Chunks received and not yet handed to the socket, and their bytes. */
     let batch: Buffer[] = [];
     let batchBytes = 0;
-    let flushing: NodeJS.Immediate | undefined;
+    let scheduledFlush: NodeJS.Immediate | undefined;
     const cleanUp = (): void => {
       settled = true;
-      if (flushing !== undefined) clearImmediate(flushing);
-      flushing = undefined;
+      if (scheduledFlush !== undefined) clearImmediate(scheduledFlush);
+      scheduledFlush = undefined;
       batch = [];
+      batchBytes = 0;
       stream.off('data', onData);
       stream.off('end', onEnd);
       stream.off('error', onError);
@@ -169,21 +172,20 @@ function sendFlowing(
     };
     const fail = (failure: Error): void => {
       if (settled) return;
-      // A batch holds only bytes within the announced length (a chunk past it is never added).
-      const written = batch.length > 0 && !res.destroyed;
-      if (written) writeBatch();
       cleanUp();
       stream.destroy();
-      // What storage delivered before it failed goes to the client first, in a turn of its own
-      // before the caller destroys the connection (as each chunk did before batching).
-      if (written) setImmediate(() => reject(failure));
-      else reject(failure);
+      reject(failure);
     };
-    /** Hands the batch to the socket: one `writev` (the response is corked while it is written). */
-    const writeBatch = (): void => {
+    /**
+     * Hands the batch to the socket, corked: one `writev`. A client reset is seen by the socket in
+     * the turn's poll phase and by the response only at its 'close', after this turn's flush: a
+     * destroyed socket, or none, takes nothing, and its bytes are not counted.
+     */
+    const handOverBatch = (): void => {
       const chunks = batch;
       batch = [];
       batchBytes = 0;
+      if (chunks.length === 0 || res.destroyed || res.socket === null || res.socket.destroyed) return;
       res.cork();
       for (const chunk of chunks) {
         transfer.sent += chunk.byteLength;
@@ -193,43 +195,38 @@ function sendFlowing(
       res.uncork();
     };
     const flush = (): void => {
-      if (flushing !== undefined) clearImmediate(flushing);
-      flushing = undefined;
-      if (settled || batch.length === 0) return;
-      writeBatch();
-      // Bytes the socket did not take, over its high-water mark: storage waits for its 'drain'. Else
-      // storage goes on (pausing until the 'drain' of bytes already taken would stop and start
-      // reading storage's socket for every batch).
+      if (scheduledFlush !== undefined) clearImmediate(scheduledFlush);
+      scheduledFlush = undefined;
+      if (settled) return;
+      handOverBatch();
+      // Pausing until the 'drain' of bytes the socket already took would stop and start reading
+      // storage's socket for every batch.
       if (res.writableNeedDrain && res.writableLength > 0) stream.pause();
     };
     const onData = (chunk: Buffer): void => {
-      if (transfer.sent + batchBytes + chunk.byteLength > expectedBytes) return fail(overflow(expectedBytes));
+      if (transfer.sent + batchBytes + chunk.byteLength > expectedBytes) {
+        // The bytes within the announced length go first; the chunk past it never does.
+        handOverBatch();
+        return fail(overflow(expectedBytes));
+      }
       batch.push(chunk);
       batchBytes += chunk.byteLength;
-      // A full batch goes at once; else when this turn's reads are done.
       if (batchBytes >= MAX_BATCH_BYTES) flush();
-      else flushing ??= setImmediate(flush);
+      else scheduledFlush ??= setImmediate(flush);
     };
     const onDrain = (): void => {
       if (!settled) stream.resume();
     };
-    const settleAtEnd = (): void => {
+    const onEnd = (): void => {
       if (settled) return;
+      handOverBatch();
       cleanUp();
       if (transfer.ended !== undefined) reject(transfer.ended);
       else resolve();
     };
-    const onEnd = (): void => {
-      if (settled || batch.length === 0 || res.destroyed) return settleAtEnd();
-      // The last batch, and a turn of the event loop of its own before the caller ends the response
-      // (or destroys it, when storage ended short): as each chunk had before batching. Storage's
-      // stream has ended: its 'close', which follows, is no failure.
-      writeBatch();
-      stream.off('close', onStreamClose);
-      stream.off('error', onError);
-      setImmediate(settleAtEnd);
-    };
     const onError = (error: unknown): void => {
+      if (settled) return;
+      handOverBatch();
       fail(transfer.ended ?? new TransferFailed('storage-failed', `storage failed after ${transfer.sent} of ${expectedBytes} bytes`, { cause: source.translate(error) }));
     };
     // The client closed after the whole body was handed to the socket: done, storage's end or not.
@@ -242,6 +239,8 @@ function sendFlowing(
     };
     // Destroyed without an error or an end (its request aborted): as a failure, unless the client left first.
     const onStreamClose = (): void => {
+      if (settled) return;
+      handOverBatch();
       if (deliveredBeforeClose()) return;
       fail(transfer.ended ?? new TransferFailed('storage-failed', `storage closed the body after ${transfer.sent} of ${expectedBytes} bytes`));
     };

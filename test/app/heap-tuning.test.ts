@@ -45,16 +45,23 @@ describe('primeMallocForStreaming (src/app/heap-tuning.ts)', function () {
   it('allocates and frees one block glibc maps and adapts to: over its 128 KiB default, its chunk (header and flag bits included) within its 32 MiB limit', function () {
     expect(prime('2.36')).to.deep.equal({ primed: true, allocated: [MALLOC_PRIMING_BYTES] });
     expect(MALLOC_PRIMING_BYTES).to.be.above(128 * 1024);
-    // glibc compares the chunk's size field, page-rounded and with its flag bits, against 32 MiB.
-    expect(Math.ceil((MALLOC_PRIMING_BYTES + 8) / 4096) * 4096 + 2).to.be.at.most(32 * MiB);
+    // glibc's free() compares the mapped chunk's size field with 32 MiB: ALIGN_UP(request2size(n) +
+    // SIZE_SZ, page) with the IS_MMAPPED bit (2) set; request2size(n) is n + SIZE_SZ rounded up to 16.
+    const mappedSizeField = (bytes: number): number => Math.ceil((Math.ceil((bytes + 8) / 16) * 16 + 8) / 4096) * 4096 + 2;
+    expect(mappedSizeField(MALLOC_PRIMING_BYTES)).to.be.at.most(32 * MiB);
+    // The first value tried, 2 bytes over: glibc would not adapt to it.
+    expect(mappedSizeField(32 * MiB - 4096)).to.be.above(32 * MiB);
   });
 
-  it('does nothing on another C library (musl), or where the operator set either threshold (which turns off the adaptation of glibc)', function () {
+  it('does nothing on another C library (musl), or where the operator set a malloc parameter (which turns off the adaptation of glibc)', function () {
     expect(prime(null)).to.deep.equal({ primed: false, allocated: [] });
     expect(prime('2.36', { MALLOC_TRIM_THRESHOLD_: '131072' }).primed).to.equal(false);
     expect(prime('2.36', { MALLOC_MMAP_THRESHOLD_: '131072' }).primed).to.equal(false);
     expect(prime('2.36', { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=67108864' }).primed).to.equal(false);
     expect(prime('2.36', { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=1048576' }).primed).to.equal(false);
+    expect(prime('2.36', { MALLOC_TOP_PAD_: '1048576' }).primed).to.equal(false);
+    expect(prime('2.36', { MALLOC_MMAP_MAX_: '0' }).primed).to.equal(false);
+    expect(prime('2.36', { GLIBC_TUNABLES: 'glibc.malloc.top_pad=0' }).primed).to.equal(false);
     expect(prime('2.36', { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }).primed).to.equal(true);
   });
 
@@ -74,8 +81,9 @@ describe('primeMallocForStreaming (src/app/heap-tuning.ts)', function () {
         return end - start;
       };
       const primed = process.argv[1] === 'prime' ? (await import(${JSON.stringify(new URL('../../src/app/heap-tuning.ts', import.meta.url).href)})).primeMallocForStreaming() : false;
-      // The block is freed when the closed channel is: within a turn of the event loop.
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The block is freed when the closed channel's handles are, at the end of this turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
       const before = heapBytes();
       const kept = Buffer.allocUnsafeSlow(8 * 1024 * 1024).fill(1);
       process.stdout.write(JSON.stringify({ primed, grew: heapBytes() - before, kept: kept.length }));
