@@ -215,7 +215,7 @@ function sendFlowing(
       else scheduledFlush ??= setImmediate(flush);
     };
     const onDrain = (): void => {
-      if (!settled) stream.resume();
+      stream.resume();
     };
     const onEnd = (): void => {
       if (settled) return;
