@@ -254,6 +254,10 @@ async function startGateway(env: Record<string, string>, profileName: string): P
   });
   let errors = '';
   child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  // A gateway that dies during a measure (out of memory, say) says why, instead of the next request's "fetch failed" alone.
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM') console.error(`the gateway (${profileName}) exited with ${code ?? signal}:\n${errors.slice(-3000)}`);
+  });
   for (let attempt = 0; ; attempt += 1) {
     const ok = await download(`http://127.0.0.1:${port}/health`).then(
       (result) => result.status === 200,

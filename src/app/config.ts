@@ -104,6 +104,8 @@ export type ChangeStoreConfig =
 
 export interface ChangesConfig {
   readonly scanSeconds: number;
+  /** CHANGES_SCANNER_MB, in bytes. */
+  readonly scannerMaxBytes: number;
   readonly retentionDays: number;
   readonly store: ChangeStoreConfig;
 }
@@ -229,6 +231,15 @@ export const CONFIG_TABLE = Object.freeze({
     meaning:
       'How often the one scanner of the fleet (the holder of the scanner lease) lists storage and logs what entered, ' +
       "changed in or left each client's view (5–3600). A dead holder is replaced within `max(2 x` this`, 60 s)`.",
+  }),
+  CHANGES_SCANNER_MB: wholeNumber({
+    fallback: 64,
+    min: 1,
+    max: 65_536,
+    meaning:
+      'Memory, in MiB, that the change scanner may hold on the instance that scans: its listing of storage and the rows of every index some client names, with their lookups ' +
+      '(counted as 240 bytes a blob and 300 a row, plus their characters). A scan that would hold more stops before it does, logs ' +
+      '`change scanner: over CHANGES_SCANNER_MB` at error level and records no change until this is raised (with the memory it needs) or storage and the indexes shrink. 1–65536.',
   }),
   CHANGES_RETENTION_DAYS: wholeNumber({
     fallback: 30,
@@ -636,6 +647,7 @@ export function loadConfig(env: Env, bundledSampleDataDir: string): GatewayConfi
     webhooks: { retrySeconds: values.WEBHOOK_RETRY_SECONDS, allowPrivate: values.WEBHOOK_ALLOW_PRIVATE },
     changes: {
       scanSeconds: values.CHANGES_SCAN_SECONDS,
+      scannerMaxBytes: values.CHANGES_SCANNER_MB * 1024 * 1024,
       retentionDays: values.CHANGES_RETENTION_DAYS,
       store: changeStoreConfig(storage, values.CLIENTS_FILE, values.AZURE_STORAGE_TABLE_URL),
     },

@@ -31,6 +31,7 @@ import { LeaderDuties } from '../application/leader-duties.js';
 import { CatalogCache } from '../domain/catalog-cache.js';
 import { ClientAuthentication } from '../application/client-authentication.js';
 import { Entitlement } from '../domain/entitlement.js';
+import { ChangeScannerOverBudget } from '../domain/errors.js';
 import { Downloads, type DirectLinkRequest, type LinkMakers } from '../application/downloads.js';
 import { ChangeFeed, type Schedule } from '../application/change-feed.js';
 import { EventBus } from '../application/events.js';
@@ -329,12 +330,16 @@ export async function createGateway(config: GatewayConfig, adapters: AppAdapters
       clock,
       backlogBytesPerSecond: BACKLOG_HASH_BYTES_PER_SECOND,
       slices: { yieldToLoop, stepsPerSlice: ROWS_PER_SLICE },
+      maxBytes: config.changes.scannerMaxBytes,
     }),
     log: changeLog,
     clock,
     scanEveryMs: config.changes.scanSeconds * 1000,
     retentionMs: config.changes.retentionDays * 24 * 3600 * 1000,
-    onError: (error, what) => logger.error({ err: error }, `change scanner: ${what} failed`),
+    onError: (error, what) =>
+      error instanceof ChangeScannerOverBudget
+        ? logger.error({ err: error, heldBytes: error.heldBytes, budgetBytes: error.budgetBytes, ...error.counted }, 'change scanner: over CHANGES_SCANNER_MB')
+        : logger.error({ err: error }, `change scanner: ${what} failed`),
     onScan: (report) => {
       if (report.first || report.changes > 0) logger.info({ ...report }, 'change scanner: scan done');
     },

@@ -1,5 +1,5 @@
 import type { ChangedFile, FileChange, FileChangeType } from '../domain/changes.js';
-import { ContentChanged, FileNotFound, IndexMalformed } from '../domain/errors.js';
+import { ChangeScannerOverBudget, ContentChanged, FileNotFound, IndexMalformed } from '../domain/errors.js';
 import { FileCatalogBuilder } from '../domain/file-catalog.js';
 import type {
   BlobStore,
@@ -33,6 +33,74 @@ export interface ChangeScannerDependencies {
   readonly backlogBytesPerSecond: number;
   /** Long passes (a listing of 100,000 blobs, an index of a million rows) give the event loop a turn every slice. */
   readonly slices: SliceBudget;
+  /**
+   * The most the scanner may hold, in bytes: the listing of storage and the rows of every index some
+   * client names, with their lookups, as counted by `SCANNED_BLOB_BYTES` and `SCANNED_ROW_BYTES`. A
+   * scan that would hold more stops with `ChangeScannerOverBudget` before it does.
+   */
+  readonly maxBytes: number;
+}
+
+/**
+ * Bytes the scanner holds per blob of the listing besides the characters of its path and ETag: the
+ * map's entry, the summary and its date, and the two strings' headers (about 200 measured on Node
+ * 20 and 24, in test/application/change-scanner-memory.test.ts).
+ */
+export const SCANNED_BLOB_BYTES = 240;
+
+/**
+ * Bytes the scanner holds per index row besides the characters of its symbol and file name: the
+ * row, its entries in the lookups by symbol and by path, and the strings' headers. Measured (as
+ * `SCANNED_BLOB_BYTES`) at 100-150 bytes a row when rows share their files and about 290 when each
+ * row names a file of its own (its own entry in the lookup by path): counted as the latter.
+ */
+export const SCANNED_ROW_BYTES = 300;
+
+/** What the scanner counts for one index row: `SCANNED_ROW_BYTES` and the characters of its symbol and file name. */
+function rowBytes(row: ScannedRow): number {
+  return SCANNED_ROW_BYTES + row.symbol.length + row.fileName.length;
+}
+
+/** What the scanner counts for one blob of the listing. */
+function blobBytes(path: string, blob: ScannedBlob): number {
+  return SCANNED_BLOB_BYTES + path.length + blob.etag.length;
+}
+
+/** Counts what a scan holds against the budget, and stops the scan before it holds more. */
+class HeldBytes {
+  bytes = 0;
+  blobs = 0;
+  indexes = 0;
+  rows = 0;
+  constructor(private readonly budget: number) {}
+
+  addBlob(path: string, blob: ScannedBlob): void {
+    this.blobs += 1;
+    this.add(blobBytes(path, blob));
+  }
+
+  /** An index's rows, counted as a whole (kept from the last scan). */
+  addRows(rows: readonly ScannedRow[], bytes: number): void {
+    this.indexes += 1;
+    this.rows += rows.length;
+    this.add(bytes);
+  }
+
+  /** One row of an index being read, counted before the next is made. */
+  addRow(bytes: number): void {
+    this.rows += 1;
+    this.add(bytes);
+  }
+
+  /** An index read row by row (`addRow`) is complete. */
+  addIndex(): void {
+    this.indexes += 1;
+  }
+
+  private add(bytes: number): void {
+    this.bytes += bytes;
+    if (this.bytes > this.budget) throw new ChangeScannerOverBudget(this.bytes, this.budget, { blobs: this.blobs, indexes: this.indexes, rows: this.rows });
+  }
 }
 
 /** What one scan did, for logs, metrics and tests. */
@@ -54,6 +122,8 @@ export interface ScanReport {
   readonly backlogHashedBytes: number;
   /** Versions stored before the first scan still waiting for their SHA-256. */
   readonly backlogLeft: number;
+  /** What the scan holds, counted against its budget (`maxBytes`): the listing and the rows of every index. */
+  readonly heldBytes: number;
 }
 
 /**
@@ -77,6 +147,8 @@ export class ChangeScanner {
   #state: ScanState | undefined;
   /** Lookups derived from the rows of each index, built once per version read. */
   readonly #views = new Map<string, { readonly rows: readonly ScannedRow[]; readonly view: IndexView }>();
+  /** What each index's rows count against the budget, computed once per rows read. */
+  readonly #rowBytes = new WeakMap<readonly ScannedRow[], number>();
 
   constructor(deps: ChangeScannerDependencies) {
     this.#deps = deps;
@@ -104,14 +176,17 @@ export class ChangeScanner {
       const { pending: _appended, ...rest } = previous;
       previous = rest;
     }
+    const held = new HeldBytes(this.#deps.maxBytes);
     const blobs = new Map<string, ScannedBlob>();
     for await (const blob of this.#deps.store.list('')) {
-      blobs.set(blob.path, { etag: blob.etag, size: blob.size, lastModified: blob.lastModified });
+      const scanned = { etag: blob.etag, size: blob.size, lastModified: blob.lastModified };
+      held.addBlob(blob.path, scanned);
+      blobs.set(blob.path, scanned);
     }
     const clients = new Map<string, string>();
     for (const client of await this.#deps.registry.all()) if (client.enabled) clients.set(client.clientId, client.indexPath);
 
-    if (previous === undefined) return this.#firstScan(now, blobs, clients);
+    if (previous === undefined) return this.#firstScan(now, blobs, clients, held);
 
     const changedPaths: string[] = [];
     let added = 0;
@@ -150,10 +225,12 @@ export class ChangeScanner {
       const before = previous.indexes.get(indexPath);
       const listed = blobs.get(indexPath)?.etag;
       if (before !== undefined && before.version === listed) {
+        held.addRows(before.rows, this.#bytesOf(before.rows));
         indexes.set(indexPath, before);
         continue;
       }
-      indexes.set(indexPath, await this.#readIndex(indexPath, before?.rows ?? [], listed));
+      const read = await this.#readIndex(indexPath, before?.rows ?? [], listed, held);
+      indexes.set(indexPath, read);
       reread.add(indexPath);
     }
 
@@ -213,17 +290,44 @@ export class ChangeScanner {
       hashedBytes,
       backlogHashedBytes,
       backlogLeft: this.#state.backlog.length,
+      heldBytes: held.bytes,
     };
   }
 
-  async #firstScan(now: Date, blobs: Map<string, ScannedBlob>, clients: Map<string, string>): Promise<ScanReport> {
+  async #firstScan(now: Date, blobs: Map<string, ScannedBlob>, clients: Map<string, string>, held: HeldBytes): Promise<ScanReport> {
     const indexes = new Map<string, { version: string | undefined; rows: readonly ScannedRow[] }>();
-    for (const indexPath of new Set(clients.values())) indexes.set(indexPath, await this.#readIndex(indexPath, [], blobs.get(indexPath)?.etag));
+    for (const indexPath of new Set(clients.values())) {
+      indexes.set(indexPath, await this.#readIndex(indexPath, [], blobs.get(indexPath)?.etag, held));
+    }
     const state: ScanState = { scannedAt: now, blobs, indexes, clients, backlog: [...blobs.keys()] };
     await this.#deps.state.save(state);
     this.#state = state;
     await this.#keepViews(indexes);
-    return { first: true, listed: blobs.size, added: 0, changed: 0, removed: 0, indexesRead: indexes.size, indexesChanged: [], changes: 0, hashedBytes: 0, backlogHashedBytes: 0, backlogLeft: state.backlog.length };
+    return {
+      first: true,
+      listed: blobs.size,
+      added: 0,
+      changed: 0,
+      removed: 0,
+      indexesRead: indexes.size,
+      indexesChanged: [],
+      changes: 0,
+      hashedBytes: 0,
+      backlogHashedBytes: 0,
+      backlogLeft: state.backlog.length,
+      heldBytes: held.bytes,
+    };
+  }
+
+  /** What `rows` count against the budget (rows kept from the last scan, or loaded with its state). */
+  #bytesOf(rows: readonly ScannedRow[]): number {
+    let bytes = this.#rowBytes.get(rows);
+    if (bytes === undefined) {
+      bytes = 0;
+      for (const row of rows) bytes += rowBytes(row);
+      this.#rowBytes.set(rows, bytes);
+    }
+    return bytes;
   }
 
   /**
@@ -231,26 +335,39 @@ export class ChangeScanner {
    * clients' views do not change until it is fixed), recorded under its new version so that it is
    * not read again each scan.
    */
-  async #readIndex(indexPath: string, former: readonly ScannedRow[], listed: string | undefined): Promise<{ version: string | undefined; rows: readonly ScannedRow[] }> {
+  async #readIndex(
+    indexPath: string,
+    former: readonly ScannedRow[],
+    listed: string | undefined,
+    held: HeldBytes,
+  ): Promise<{ version: string | undefined; rows: readonly ScannedRow[] }> {
     try {
       const loaded = await this.#deps.indexes.load(indexPath, () => new FileCatalogBuilder());
       if (loaded === undefined) return { version: undefined, rows: [] };
       const { catalog } = await loaded.rows.buildInSlices(loaded.version, this.#deps.slices);
       const rows: ScannedRow[] = [];
+      let bytes = 0;
       const slicer = new Slicer(this.#deps.slices);
       for (const entry of catalog) {
         if (slicer.spent()) await slicer.pause();
-        rows.push({
+        const row = {
           symbol: entry.symbol,
           fileName: entry.fileName,
           from: entry.availableFrom?.getTime() ?? null,
           until: entry.availableUntil?.getTime() ?? null,
-        });
+        };
+        // Counted before the next row is made: an index too large for the budget stops the scan here.
+        held.addRow(rowBytes(row));
+        bytes += rowBytes(row);
+        rows.push(row);
       }
+      held.addIndex();
+      this.#rowBytes.set(rows, bytes);
       return { version: loaded.version, rows };
     } catch (error) {
-      if (error instanceof IndexMalformed) return { version: listed, rows: former };
-      throw error;
+      if (!(error instanceof IndexMalformed)) throw error;
+      held.addRows(former, this.#bytesOf(former));
+      return { version: listed, rows: former };
     }
   }
 

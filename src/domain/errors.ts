@@ -201,3 +201,24 @@ export class WebhookLimitReached extends GatewayError {
     super('webhook_limit_reached', message);
   }
 }
+
+/**
+ * The change scanner would hold more than its memory budget (the listing of storage and the rows
+ * of every index some client names): the scan is abandoned before it holds it, and no change is
+ * recorded until the budget is raised or storage and the indexes shrink. An operator's error, never
+ * a subscriber's answer.
+ */
+export class ChangeScannerOverBudget extends Error {
+  constructor(
+    readonly heldBytes: number,
+    readonly budgetBytes: number,
+    readonly counted: { readonly blobs: number; readonly indexes: number; readonly rows: number },
+  ) {
+    const mib = (bytes: number): string => (bytes / (1024 * 1024)).toFixed(1);
+    super(
+      `the change scanner would hold more than its budget of ${mib(budgetBytes)} MiB: ${mib(heldBytes)} MiB counted when it stopped, ` +
+        `for a listing of ${counted.blobs} blobs and ${counted.rows} rows of ${counted.indexes} indexes`,
+    );
+    this.name = 'ChangeScannerOverBudget';
+  }
+}

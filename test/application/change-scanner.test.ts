@@ -96,6 +96,7 @@ describe('ChangeScanner', function () {
       clock,
       backlogBytesPerSecond: 0,
       slices,
+      maxBytes: 64 * 1024 * 1024,
     });
   }
 
@@ -322,6 +323,7 @@ describe('ChangeScanner', function () {
         clock,
         backlogBytesPerSecond: 0,
         slices,
+        maxBytes: 64 * 1024 * 1024,
       });
       await dying.scan().then(
         () => expect.fail('the append failed'),
@@ -346,6 +348,7 @@ describe('ChangeScanner', function () {
         clock,
         backlogBytesPerSecond: 1,
         slices,
+        maxBytes: 64 * 1024 * 1024,
       });
       const first = await s.scan();
       expect(first.backlogLeft).to.equal(4);

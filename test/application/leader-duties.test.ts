@@ -5,7 +5,7 @@ import type { ChangeScanner, ScanReport } from '../../src/application/change-sca
 import { LeaderDuties } from '../../src/application/leader-duties.js';
 import type { ScannerLease } from '../../src/domain/ports.js';
 
-const report: ScanReport = { first: false, listed: 1, added: 0, changed: 0, removed: 0, indexesRead: 0, indexesChanged: [], changes: 0, hashedBytes: 0, backlogHashedBytes: 0, backlogLeft: 0 };
+const report: ScanReport = { first: false, listed: 1, added: 0, changed: 0, removed: 0, indexesRead: 0, indexesChanged: [], changes: 0, hashedBytes: 0, backlogHashedBytes: 0, backlogLeft: 0, heldBytes: 0 };
 
 /** A scanner that counts its scans and forgets, and fails when told to. */
 function fakeScanner(): { scanner: ChangeScanner; scans: number; forgets: number; fail: boolean } {

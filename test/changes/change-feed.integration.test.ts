@@ -120,6 +120,7 @@ function instance(backend: Backend, registry: ClientRegistry, clock: Clock): { d
       clock,
       backlogBytesPerSecond: 0,
       slices,
+      maxBytes: 64 * 1024 * 1024,
     }),
     log: stores.log,
     clock,

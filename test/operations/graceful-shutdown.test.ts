@@ -132,6 +132,24 @@ describe('graceful drain on SIGTERM (the real server process)', function () {
     expect(left, 'the lock file after the drain').to.equal('ENOENT');
   });
 
+  it('stops a scan over CHANGES_SCANNER_MB with an error line naming it, saves no scan state, and serves on', async function () {
+    const { dataDir, clientsFile } = await prepare(workDir);
+    // 5,000 rows: about 1.7 MB counted, over a budget of 1 MiB.
+    const rows = Array.from({ length: 5_000 }, (_, i) => buildIndexRow({ Symbol: `S${i}`, FileName: `daily/${i}.parquet` }));
+    await writeFile(join(dataDir, 'indexes', `${client.clientId}.csv`), buildIndexCsv(rows));
+    gateway = await startGatewayProcess({ DATA_DIR: dataDir, CLIENTS_FILE: clientsFile, CHANGES_SCANNER_MB: '1', TOKEN_SIGNING_KEY: 'drain-test-signing-key-0123456789abcdef' });
+    const over = await gateway.logLine('change scanner: over CHANGES_SCANNER_MB');
+    expect(over).to.include({ level: 50, budgetBytes: 1024 * 1024, blobs: 2, indexes: 0 });
+    expect(over['heldBytes']).to.be.above(1024 * 1024);
+    expect(over['rows']).to.be.above(0).and.below(5_000);
+    expect(gateway.output()).to.not.include('change scanner: scan done');
+    const state = await readFile(join(workDir, 'changes', 'scan-state.jsonl'), 'utf8').catch((error: NodeJS.ErrnoException) => error.code);
+    expect(state, 'the scan state').to.equal('ENOENT');
+    const token = await tokenFor(gateway.port);
+    const listed = await fetch(`http://127.0.0.1:${gateway.port}/count`, { headers: { authorization: `Bearer ${token}` } });
+    expect(listed.status).to.equal(200);
+  });
+
   it('closes what is still open when the grace period is over, and still exits 0', async function () {
     const { dataDir, clientsFile } = await prepare(workDir);
     gateway = await startGatewayProcess({ DATA_DIR: dataDir, CLIENTS_FILE: clientsFile, SHUTDOWN_GRACE_SECONDS: '1', TOKEN_SIGNING_KEY: 'drain-test-signing-key-0123456789abcdef' });
