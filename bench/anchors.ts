@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContainerClient } from '@azure/storage-blob';
 import express from 'express';
+import { STREAMING_MALLOC_TRIM_THRESHOLD_BYTES } from '../src/app/heap-tuning.js';
 
 export interface RunningServer {
   readonly port: number;
@@ -32,11 +33,18 @@ export type AnchorSpec =
    */
   | { readonly kind: 'express'; readonly catalogFile: string; readonly connectionString: string; readonly container: string };
 
+/**
+ * The environment the gateway is deployed with for streaming, given to it and to the Node anchors
+ * alike (so that their ratios compare like with like): glibc's trim threshold, as the Azure kit's
+ * app settings set it (`STREAMING_MALLOC_TRIM_THRESHOLD_BYTES`).
+ */
+export const STREAMING_ENV = { MALLOC_TRIM_THRESHOLD_: String(STREAMING_MALLOC_TRIM_THRESHOLD_BYTES) };
+
 /** Starts an anchor in a child process (run by the Node binary `node`, the bench's own by default) and waits until it listens. */
 export async function startAnchor(spec: AnchorSpec, node = process.execPath): Promise<RunningServer> {
   const child = spawn(node, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', JSON.stringify(spec)], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_OPTIONS: '' },
+    env: { ...process.env, ...STREAMING_ENV, NODE_OPTIONS: '' },
   });
   const port = await new Promise<number>((resolve, reject) => {
     let output = '';

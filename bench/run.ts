@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BlobSASPermissions, type ContainerClient } from '@azure/storage-blob';
 import { runClientsCli } from '../src/app/clients-command.js';
+import { STREAMING_ENV } from './anchors.js';
 import { packageRoot } from '../src/app/package-root.js';
 import { createTestContainer, startAzurite, type RunningAzurite } from '../test/support/azurite.js';
 import { buildIndexCsv, buildIndexRow } from '../test/support/index-csv-builder.js';
@@ -249,7 +250,7 @@ async function startGateway(env: Record<string, string>, profileName: string): P
   const nodeOptions = (options['gateway-node-options'] ?? '').split(' ').filter((option) => option !== '');
   const child = spawn(options['gateway-node'] ?? process.execPath, [...nodeOptions, ...profileArgs, 'dist/src/app/main.js'], {
     cwd: packageRoot(),
-    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY, DOWNLOAD_RATE_LIMIT: '1000000', REQUEST_RATE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000', ...env },
+    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_SIGNING_KEY: BENCH_SIGNING_KEY, DOWNLOAD_RATE_LIMIT: '1000000', REQUEST_RATE_LIMIT: '1000000', TOKEN_ISSUE_LIMIT: '1000000', ...STREAMING_ENV, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let errors = '';

@@ -1,5 +1,4 @@
 import { setFlagsFromString } from 'node:v8';
-import { MessageChannel } from 'node:worker_threads';
 
 const MiB = 1024 * 1024;
 
@@ -50,78 +49,21 @@ function raisedNewSpaceDefault(v8Version: string): boolean {
 }
 
 /**
- * The allocation whose release raises glibc's thresholds (see `primeMallocForStreaming`): above the
- * default mmap threshold (128 KiB), so glibc maps it, and its chunk's size field (page-rounded, with
- * the header word and the "mapped" flag bit) within the 32 MiB up to which glibc adapts: 32 MiB less
- * a page is 2 bytes over, and changes nothing.
- */
-export const MALLOC_PRIMING_BYTES = 31 * MiB;
-
-/**
- * Environment variables by which an operator sets glibc's malloc parameters. Setting any of these
- * turns glibc's adaptation of its thresholds off, so priming would change nothing, and the
- * operator's values stand.
- */
-const MALLOC_PARAMETER_VARIABLES = ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TOP_PAD_', 'MALLOC_MMAP_MAX_'] as const;
-const MALLOC_PARAMETER_TUNABLES = /(^|:)glibc\.malloc\.(trim_threshold|mmap_threshold|top_pad|mmap_max)=/;
-
-/**
- * Primes glibc's malloc for a process that streams files: allocates `MALLOC_PRIMING_BYTES` and frees
- * it at once. glibc maps an allocation that large, and releasing a mapped block raises its mmap
- * threshold to the block's size and its trim threshold to twice that (glibc's documented
- * adaptation, mallopt(3), `M_MMAP_THRESHOLD`): from then on it keeps up to 62 MiB of freed memory at
- * the top of a heap for reuse instead of handing it back to the kernel past the default 128 KiB,
- * and allocations up to 31 MiB come from its heaps. A running gateway reaches the same regime by
- * itself once it frees any large block (a 9 MB `/catalog` body, say); priming sets it before the
- * first download. Returns whether it primed (only on glibc, and not when the operator set one of
- * its malloc parameters).
+ * glibc's trim threshold for a process that streams files, in bytes, set by the environment at start
+ * (`MALLOC_TRIM_THRESHOLD_`: the Azure kit's app settings, `deploy/azure/azuredeploy.json`, and the
+ * bench's gateway). glibc reads it only when the process starts, so the process cannot set it itself.
  *
  * Why: every chunk of a download is two 64 KiB Buffers (the storage socket's read, and the HTTP
- * client's copy of its body), freed in batches by the garbage collector. With the default trim
- * threshold, glibc gave each batch's memory back to the kernel (`brk` down by megabytes, hundreds of
- * times per GiB) and took it again for the next chunks, which touched every page afresh: 32,000 to
- * 98,000 page faults per GiB served, each paid in the kernel (and dearly on a virtual machine),
- * against 76 to 1,260 once primed (BENCHMARKS.md).
+ * client's copy of its body), freed in batches by the garbage collector (a scavenge for every 16 MiB
+ * or so served). With glibc's default (128 KiB), each batch's memory went back to the kernel (`brk`
+ * down by megabytes, hundreds of times per GiB) and was taken again for the next chunks, which
+ * touched every page afresh: 32,000 to 98,000 page faults per GiB served, paid in the kernel.
+ * 32 MiB keeps two batches' worth at the top of the heap for reuse: 1.31-1.35 s of CPU per GiB
+ * served from Azure against 1.41-1.47 s without it, in alternating bench runs. Setting it also fixes
+ * glibc's mmap threshold at its default (128 KiB) instead of letting it rise with each large block
+ * freed. The gateway primed glibc itself before (one 31 MiB block allocated and freed at start,
+ * which raised both thresholds, to 31 and 62 MiB): as much CPU saved, but a fleet's catalogs then
+ * stayed in the heap, 541 MiB of RSS against 500 with this setting and 479 with neither, over the
+ * 512 MiB it must fit in (BENCHMARKS.md).
  */
-export function primeMallocForStreaming(
-  glibcVersion: string | null = glibcRuntimeVersion(),
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  allocateAndFree: (bytes: number) => void = allocateAndFreeAtOnce,
-): boolean {
-  if (glibcVersion === null) return false;
-  if (MALLOC_PARAMETER_VARIABLES.some((name) => env[name] !== undefined)) return false;
-  if (MALLOC_PARAMETER_TUNABLES.test(env['GLIBC_TUNABLES'] ?? '')) return false;
-  allocateAndFree(MALLOC_PRIMING_BYTES);
-  return true;
-}
-
-/**
- * Allocates `bytes` with malloc and frees them at the end of this turn of the event loop, not at
- * some later collection: the block is transferred into a message on a channel whose ports are then
- * closed, and closing a port (its handle's close callback, this turn) discards the undelivered
- * message and frees what it holds.
- */
-function allocateAndFreeAtOnce(bytes: number): void {
-  const { buffer } = Buffer.allocUnsafeSlow(bytes);
-  const { port1, port2 } = new MessageChannel();
-  port1.postMessage(buffer, [buffer]);
-  port1.close();
-  port2.close();
-}
-
-/**
- * The C library's version when it is glibc (what Node's diagnostic report says), else null. The
- * report leaves out network interfaces, whose lookup is the slow part of it on some hosts.
- */
-function glibcRuntimeVersion(): string | null {
-  // `excludeNetwork` (Node 20.13 and later) is not in this version of Node's types.
-  const report = process.report as NodeJS.ProcessReport & { excludeNetwork: boolean };
-  const excludedNetwork = report.excludeNetwork;
-  report.excludeNetwork = true;
-  try {
-    const { header } = report.getReport() as { readonly header?: { readonly glibcVersionRuntime?: string } };
-    return header?.glibcVersionRuntime ?? null;
-  } finally {
-    report.excludeNetwork = excludedNetwork;
-  }
-}
+export const STREAMING_MALLOC_TRIM_THRESHOLD_BYTES = 32 * MiB;

@@ -6,14 +6,12 @@
  * hooks `http` as it is first loaded); then the server module is loaded and run.
  */
 import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
-import { primeMallocForStreaming, tuneHeapForStreaming } from './heap-tuning.js';
+import { tuneHeapForStreaming } from './heap-tuning.js';
 import { bundledSampleDataDir } from './package-root.js';
 import { startAzureMonitor, type Telemetry } from './telemetry.js';
 
 // Before anything streams: Node 24's young generation, set back to what reclaims a download's chunks cheaply.
 tuneHeapForStreaming();
-// And glibc's malloc, to keep the memory of freed chunks for the next ones instead of handing it back to the kernel.
-primeMallocForStreaming();
 
 let config: GatewayConfig;
 try {

@@ -1,16 +1,14 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runClientsCli } from '../../src/app/clients-command.js';
-import { MALLOC_PRIMING_BYTES, primeMallocForStreaming, tuneHeapForStreaming } from '../../src/app/heap-tuning.js';
+import { tuneHeapForStreaming } from '../../src/app/heap-tuning.js';
 import { createTestContainer, sharedAzurite } from '../support/azurite.js';
 import { buildIndexCsv, buildIndexRow } from '../support/index-csv-builder.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/server-process.js';
 
 const MiB = 1024 * 1024;
-const { glibcVersionRuntime } = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header;
 
 describe('tuneHeapForStreaming (src/app/heap-tuning.ts)', function () {
   const flag = '--scavenger-max-new-space-capacity-mb=8';
@@ -32,73 +30,6 @@ describe('tuneHeapForStreaming (src/app/heap-tuning.ts)', function () {
     expect(tune('13.6.233.17', ['--scavenger-max-new-space-capacity-mb=16']).set).to.deep.equal([]);
     expect(tune('13.6.233.17', ['--scavenger_max_new_space_capacity_mb=32']).set).to.deep.equal([]);
     expect(tune('13.6.233.17', ['--max-semi-space-size=16']).set).to.deep.equal([flag]);
-  });
-});
-
-describe('primeMallocForStreaming (src/app/heap-tuning.ts)', function () {
-  const prime = (glibc: string | null, env: Record<string, string> = {}): { primed: boolean; allocated: number[] } => {
-    const allocated: number[] = [];
-    const primed = primeMallocForStreaming(glibc, env, (bytes) => allocated.push(bytes));
-    return { primed, allocated };
-  };
-
-  it('allocates and frees one block glibc maps and adapts to: over its 128 KiB default, its chunk (header and flag bits included) within its 32 MiB limit', function () {
-    expect(prime('2.36')).to.deep.equal({ primed: true, allocated: [MALLOC_PRIMING_BYTES] });
-    expect(MALLOC_PRIMING_BYTES).to.be.above(128 * 1024);
-    // glibc's free() compares the mapped chunk's size field with 32 MiB: ALIGN_UP(request2size(n) +
-    // SIZE_SZ, page) with the IS_MMAPPED bit (2) set; request2size(n) is n + SIZE_SZ rounded up to 16.
-    const mappedSizeField = (bytes: number): number => Math.ceil((Math.ceil((bytes + 8) / 16) * 16 + 8) / 4096) * 4096 + 2;
-    expect(mappedSizeField(MALLOC_PRIMING_BYTES)).to.be.at.most(32 * MiB);
-    // The first value tried, 2 bytes over: glibc would not adapt to it.
-    expect(mappedSizeField(32 * MiB - 4096)).to.be.above(32 * MiB);
-  });
-
-  it('does nothing on another C library (musl), or where the operator set a malloc parameter (which turns off the adaptation of glibc)', function () {
-    expect(prime(null)).to.deep.equal({ primed: false, allocated: [] });
-    expect(prime('2.36', { MALLOC_TRIM_THRESHOLD_: '131072' }).primed).to.equal(false);
-    expect(prime('2.36', { MALLOC_MMAP_THRESHOLD_: '131072' }).primed).to.equal(false);
-    expect(prime('2.36', { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=67108864' }).primed).to.equal(false);
-    expect(prime('2.36', { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=1048576' }).primed).to.equal(false);
-    expect(prime('2.36', { MALLOC_TOP_PAD_: '1048576' }).primed).to.equal(false);
-    expect(prime('2.36', { MALLOC_MMAP_MAX_: '0' }).primed).to.equal(false);
-    expect(prime('2.36', { GLIBC_TUNABLES: 'glibc.malloc.top_pad=0' }).primed).to.equal(false);
-    expect(prime('2.36', { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }).primed).to.equal(true);
-  });
-
-  /**
-   * A process's own heap, before and after priming: once glibc has freed the primed block, its mmap
-   * threshold is that block's size, so an 8 MiB Buffer comes from the heap (`[heap]` in
-   * /proc/self/maps grows) instead of a mapping of its own. Counted in bytes of the mapping.
-   */
-  it('raises the thresholds of glibc in a real process: an 8 MiB Buffer comes from the heap once primed, from a mapping of its own before', async function () {
-    if (glibcVersionRuntime === undefined || process.platform !== 'linux') this.skip(); // glibc's malloc and /proc/self/maps are what is measured
-    const probe = `
-      import { readFileSync } from 'node:fs';
-      const heapBytes = () => {
-        const line = readFileSync('/proc/self/maps', 'utf8').split('\\n').find((entry) => entry.endsWith('[heap]'));
-        if (line === undefined) return 0;
-        const [start, end] = line.split(' ')[0].split('-').map((hex) => Number.parseInt(hex, 16));
-        return end - start;
-      };
-      const primed = process.argv[1] === 'prime' ? (await import(${JSON.stringify(new URL('../../src/app/heap-tuning.ts', import.meta.url).href)})).primeMallocForStreaming() : false;
-      // The block is freed when the closed channel's handles are, at the end of this turn of the event loop.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
-      const before = heapBytes();
-      const kept = Buffer.allocUnsafeSlow(8 * 1024 * 1024).fill(1);
-      process.stdout.write(JSON.stringify({ primed, grew: heapBytes() - before, kept: kept.length }));
-    `;
-    const run = (mode: string): Promise<{ primed: boolean; grew: number }> =>
-      new Promise((resolve, reject) =>
-        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe, mode], { env: { PATH: process.env['PATH'] ?? '' } }, (error, stdout) =>
-          error === null ? resolve(JSON.parse(stdout) as { primed: boolean; grew: number }) : reject(error),
-        ),
-      );
-    const [unprimed, primed] = await Promise.all([run('leave'), run('prime')]);
-    expect(unprimed).to.deep.include({ primed: false });
-    expect(unprimed.grew).to.be.below(1 * MiB);
-    expect(primed).to.deep.include({ primed: true });
-    expect(primed.grew).to.be.at.least(4 * MiB);
   });
 });
 
@@ -156,7 +87,7 @@ describe('the gateway process streaming a large file', function () {
     return { major: count('major'), minor: count('minor') };
   };
 
-  /** One download of the 256 MiB file, read to its end. */
+    /** One download of the 256 MiB file, read to its end. */
   const download = async (token: string): Promise<void> => {
     const response = await fetch(`http://127.0.0.1:${gateway.port}/download/BIG`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).to.equal(200);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { MemoryBlobStore } from '../../src/adapters/storage/memory-blob-store.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/app/config.js';
+import { STREAMING_MALLOC_TRIM_THRESHOLD_BYTES } from '../../src/app/heap-tuning.js';
 import { packageRoot } from '../../src/app/package-root.js';
 import { openApi } from '../support/contract.js';
 import { startGateway } from '../support/gateway.js';
@@ -55,7 +56,11 @@ const keyVaultSecretsUser = '4633458b-17de-408a-b874-0445c86b69e6';
  * No SCM_DO_BUILD_DURING_DEPLOYMENT: a zip deployment runs no build unless asked to, and this zip
  * is already built.
  */
-const platformSettings = { WEBSITE_RUN_FROM_PACKAGE: '1' };
+/**
+ * Settings of the platform, not the gateway: the package run as it is, and glibc's trim threshold for
+ * streaming (`STREAMING_MALLOC_TRIM_THRESHOLD_BYTES`, read by glibc when the process starts).
+ */
+const platformSettings = { WEBSITE_RUN_FROM_PACKAGE: '1', MALLOC_TRIM_THRESHOLD_: String(STREAMING_MALLOC_TRIM_THRESHOLD_BYTES) };
 
 /** Settings without which the gateway cannot run on App Service as the template deploys it. */
 const requiredSettings = ['AZURE_STORAGE_ACCOUNT_URL', 'AZURE_STORAGE_CONTAINER', 'CLIENTS_FILE', 'TOKEN_SIGNING_KEY', 'TRUST_PROXY'];
@@ -235,7 +240,7 @@ describe('the Azure deployment template (deploy/azure/azuredeploy.json)', functi
   });
 
   describe('the app settings', function () {
-    it('are configuration variables of the gateway (CONFIG_VARIABLES in config.ts), and WEBSITE_RUN_FROM_PACKAGE=1', function () {
+    it('are configuration variables of the gateway (CONFIG_VARIABLES in config.ts), WEBSITE_RUN_FROM_PACKAGE=1 and MALLOC_TRIM_THRESHOLD_=33554432', function () {
       const names = Object.keys(appSettings());
       const platform = names.filter((name) => !(CONFIG_VARIABLES as readonly string[]).includes(name));
 
