@@ -361,7 +361,11 @@ async function feedDelay(deps: ScaleDependencies, options: ChangesOptions, root:
   const rows = Array.from({ length: options.delayRuns }, (_, i) => `W${i},Vigiado ${i},Watched ${i},${watched(i)}`);
   await writeFile(join(root, 'indexes/watcher.csv'), `${['Symbol,ShortDescriptionPt,ShortDescription,FileName', ...rows].join('\r\n')}\r\n`);
 
-  const gateway = await deps.startGateway({ DATA_DIR: root, CLIENTS_FILE: clientsFile, CHANGES_SCAN_SECONDS: String(scanSeconds), INDEX_MAX_MB: '64' }, 'changes');
+  // Its listing (about 100,000 blobs) and rows (about 200,000) are more than the default CHANGES_SCANNER_MB (64) counts.
+  const gateway = await deps.startGateway(
+    { DATA_DIR: root, CLIENTS_FILE: clientsFile, CHANGES_SCAN_SECONDS: String(scanSeconds), INDEX_MAX_MB: '64', CHANGES_SCANNER_MB: '1024' },
+    'changes',
+  );
   try {
     const response = await fetch(`http://127.0.0.1:${gateway.port}/oauth/token`, {
       method: 'POST',

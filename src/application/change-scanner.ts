@@ -8,6 +8,9 @@ import type {
   ClientRegistry,
   Clock,
   ContentHasher,
+  IndexRecord,
+  IndexRowSink,
+  IndexRowWarning,
   IndexSource,
   ScannedBlob,
   ScannedRow,
@@ -97,6 +100,12 @@ class HeldBytes {
     this.indexes += 1;
   }
 
+  /** Rows counted while parsing an index that turned out malformed (its former rows are kept instead). */
+  release(bytes: number, rows: number): void {
+    this.bytes -= bytes;
+    this.rows -= rows;
+  }
+
   private add(bytes: number): void {
     this.bytes += bytes;
     if (this.bytes > this.budget) throw new ChangeScannerOverBudget(this.bytes, this.budget, { blobs: this.blobs, indexes: this.indexes, rows: this.rows });
@@ -142,6 +151,30 @@ export interface ScanReport {
  * has them already. So a scan that dies halfway, or another instance that takes over, neither
  * loses nor repeats a change.
  */
+/**
+ * A catalog builder whose rows are counted against the scan's budget as they are parsed, so that an
+ * index too large for it stops the scan before it is held whole (as `FileCatalogBuilder` does, or
+ * as the scanner's rows).
+ */
+class CountedCatalogBuilder implements IndexRowSink {
+  readonly builder = new FileCatalogBuilder();
+  bytes = 0;
+  rows = 0;
+  constructor(private readonly held: HeldBytes) {}
+
+  record(record: IndexRecord): void {
+    const bytes = SCANNED_ROW_BYTES + record.Symbol.length + record.FileName.length;
+    this.bytes += bytes;
+    this.rows += 1;
+    this.held.addRow(bytes);
+    this.builder.record(record);
+  }
+
+  rejected(warning: IndexRowWarning): void {
+    this.builder.rejected(warning);
+  }
+}
+
 export class ChangeScanner {
   readonly #deps: ChangeScannerDependencies;
   #state: ScanState | undefined;
@@ -208,17 +241,7 @@ export class ChangeScanner {
       changedPaths.push(path);
     }
 
-    const hashes = new Map<string, string>();
-    let hashedBytes = 0;
-    for (const path of changedPaths) {
-      const blob = blobs.get(path);
-      if (blob === undefined) continue;
-      const sha256 = await this.#hash(path, blob);
-      if (sha256 === undefined) continue;
-      hashes.set(path, sha256);
-      hashedBytes += blob.size;
-    }
-
+    // The indexes first: a scan over its budget stops before it reads and hashes the new versions.
     const indexes = new Map<string, { version: string | undefined; rows: readonly ScannedRow[] }>();
     const reread = new Set<string>();
     for (const indexPath of new Set(clients.values())) {
@@ -232,6 +255,17 @@ export class ChangeScanner {
       const read = await this.#readIndex(indexPath, before?.rows ?? [], listed, held);
       indexes.set(indexPath, read);
       reread.add(indexPath);
+    }
+
+    const hashes = new Map<string, string>();
+    let hashedBytes = 0;
+    for (const path of changedPaths) {
+      const blob = blobs.get(path);
+      if (blob === undefined) continue;
+      const sha256 = await this.#hash(path, blob);
+      if (sha256 === undefined) continue;
+      hashes.set(path, sha256);
+      hashedBytes += blob.size;
     }
 
     const context: DiffContext = { before: previous, blobs, indexes, since: previous.scannedAt.getTime(), at: now.getTime() };
@@ -341,10 +375,17 @@ export class ChangeScanner {
     listed: string | undefined,
     held: HeldBytes,
   ): Promise<{ version: string | undefined; rows: readonly ScannedRow[] }> {
+    let counted: CountedCatalogBuilder | undefined;
     try {
-      const loaded = await this.#deps.indexes.load(indexPath, () => new FileCatalogBuilder());
+      // Each row is counted as it is parsed (a scan over its budget stops there), not again below.
+      const loaded = await this.#deps.indexes.load(indexPath, () => {
+        // Read again (replaced while read): what the first read counted is not held.
+        if (counted !== undefined) held.release(counted.bytes, counted.rows);
+        counted = new CountedCatalogBuilder(held);
+        return counted;
+      });
       if (loaded === undefined) return { version: undefined, rows: [] };
-      const { catalog } = await loaded.rows.buildInSlices(loaded.version, this.#deps.slices);
+      const { catalog } = await loaded.rows.builder.buildInSlices(loaded.version, this.#deps.slices);
       const rows: ScannedRow[] = [];
       let bytes = 0;
       const slicer = new Slicer(this.#deps.slices);
@@ -356,8 +397,6 @@ export class ChangeScanner {
           from: entry.availableFrom?.getTime() ?? null,
           until: entry.availableUntil?.getTime() ?? null,
         };
-        // Counted before the next row is made: an index too large for the budget stops the scan here.
-        held.addRow(rowBytes(row));
         bytes += rowBytes(row);
         rows.push(row);
       }
@@ -366,6 +405,7 @@ export class ChangeScanner {
       return { version: loaded.version, rows };
     } catch (error) {
       if (!(error instanceof IndexMalformed)) throw error;
+      if (counted !== undefined) held.release(counted.bytes, counted.rows);
       held.addRows(former, this.#bytesOf(former));
       return { version: listed, rows: former };
     }

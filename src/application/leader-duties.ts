@@ -105,20 +105,22 @@ export class LeaderDuties {
     const { scanner, log, clock, onError } = this.#options;
     const at = clock.now();
     this.#lastScan = at.getTime();
-    let report: ScanReport;
+    let report: ScanReport | undefined;
     try {
       report = await scanner.scan();
     } catch (error) {
       // What it had found is saved with the state or not at all: the next scan finds it again.
       scanner.forget();
       onError(error, 'scan');
-      return;
     }
-    this.#options.onScan?.(report);
+    if (report !== undefined) this.#options.onScan?.(report);
+    // Pruned whether the scan failed or not: a scanner that keeps failing (over its memory budget,
+    // say) must not keep changes past CHANGES_RETENTION_DAYS.
     if (at.getTime() - this.#lastPrune >= (this.#options.pruneEveryMs ?? 3_600_000)) {
       this.#lastPrune = at.getTime();
       await log.prune(new Date(at.getTime() - this.#options.retentionMs)).catch((error: unknown) => onError(error, 'prune'));
     }
+    if (report === undefined) return;
     for (const duty of this.#duties) await duty({ report, at }).catch((error: unknown) => onError(error, 'duty'));
   }
 }

@@ -37,8 +37,8 @@ describe('tuneHeapForStreaming (src/app/heap-tuning.ts)', function () {
  * The real process (src/app/main.ts) serving 256 MiB three times from Azure Blob Storage (Azurite),
  * the full collections of the last two counted by its own /metrics
  * (`nodejs_gc_duration_seconds_count{kind="major"}`). On Node 24 without the tuning, the chunks of
- * such a download started a full mark-compact every 25-35 MiB or so (14-15 here); on Node 20 there are none either way, so it is CI's Node 24 run
- * that this test guards.
+ * such a download started a full mark-compact every 25-35 MiB or so (14-15 here); on Node 20 there
+ * are none either way, so it is CI's Node 24 run that this test guards.
  */
 describe('the gateway process streaming a large file', function () {
   this.timeout(60_000);
@@ -87,7 +87,7 @@ describe('the gateway process streaming a large file', function () {
     return { major: count('major'), minor: count('minor') };
   };
 
-    /** One download of the 256 MiB file, read to its end. */
+  /** One download of the 256 MiB file, read to its end. */
   const download = async (token: string): Promise<void> => {
     const response = await fetch(`http://127.0.0.1:${gateway.port}/download/BIG`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).to.equal(200);

@@ -114,6 +114,21 @@ describe('LeaderDuties', function () {
     expect(await log.horizon()).to.equal(1);
   });
 
+  it('prunes past the retention even while every scan fails (a scanner over its memory budget keeps failing)', async function () {
+    const log = new MemoryChangeLog({ clock: originZeroClock });
+    const file = { symbol: 'A', fileName: 'a.csv', size: 1, etag: '"1"', uploaded: new Date(at) };
+    await log.append([{ clientId: 'acme', type: 'file.released', time: new Date(at), file }]);
+    const fake = fakeScanner();
+    fake.fail = true;
+    const leader = duties(fake, log);
+    await leader.tick();
+    at += 24 * 3600 * 1000 + 1;
+    await log.append([{ clientId: 'acme', type: 'file.updated', time: new Date(at), file }]);
+    await leader.tick();
+    expect(errors).to.deep.equal(['scan: storage down', 'scan: storage down']);
+    expect(await log.horizon()).to.equal(1);
+  });
+
   it('asks for the next tick at the next scan when that comes before the renewal, so that scans keep their schedule', async function () {
     const leader = duties(fakeScanner());
     expect(leader.delayBeforeNextTick(15_000)).to.equal(15_000);

@@ -170,4 +170,24 @@ describe('streamIndexCsv sharing the thread', function () {
       expect(descriptions.filter((description, i) => description !== `Cotações diárias 📈 ${String(i).padStart(6, '0')}`)).to.deep.equal([]);
     });
   });
+
+  describe('when the sink throws (the change scanner over its budget)', function () {
+    it('stops at that row and throws the sink\'s error as it is, not IndexMalformed', async function () {
+      class Full extends Error {}
+      let recorded = 0;
+      const failure = await streamIndexCsv([text], {
+        record: () => {
+          recorded += 1;
+          if (recorded === 100) throw new Full('over budget');
+        },
+        rejected: () => expect.fail('no row is rejected'),
+      }).then(
+        () => expect.fail('the sink threw'),
+        (error: unknown) => error,
+      );
+      expect(failure).to.be.instanceOf(Full);
+      // The parse stopped there, not at the end of the index.
+      expect(recorded).to.be.below(rows);
+    });
+  });
 });

@@ -44,6 +44,8 @@ export async function parseIndexCsv(text: string): Promise<ParsedIndexCsv> {
  * access); a file that is not CSV at all, or lacks a `Symbol` or `FileName` column, throws
  * `IndexMalformed`. Only the row being parsed is held. The text reaches the parser in pieces of at
  * most `slices.charsPerSlice` characters, with a turn of the event loop before each but the first.
+ * An error the sink throws (the change scanner's budget, say) stops the parse and is thrown as it
+ * is: the sink's, not the index's.
  */
 export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<string>, sink: IndexRowSink, slices: ParseSlices = productionSlices): Promise<void> {
   let row = 0;
@@ -51,6 +53,7 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
   // Most indexes have no release windows: their rows skip the window cells altogether.
   let windowColumns = false;
   let refusal: IndexMalformed | undefined;
+  let sinkFailure: { readonly error: unknown } | undefined;
   const parser = parse<Record<string, string>, Record<string, string>>({
     headers: (headers) => headers.map((header) => windowColumnNamed(header?.trim())),
     strictColumnHandling: true,
@@ -81,14 +84,19 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
         sink.rejected({ row, message: error.message });
         return;
       }
-      sink.record({
-        row,
-        Symbol: cells['Symbol'] ?? '',
-        FileName: cells['FileName'] ?? '',
-        ShortDescriptionPt: cells['ShortDescriptionPt'] ?? '',
-        ShortDescription: cells['ShortDescription'] ?? '',
-        ...window,
-      });
+      try {
+        sink.record({
+          row,
+          Symbol: cells['Symbol'] ?? '',
+          FileName: cells['FileName'] ?? '',
+          ShortDescriptionPt: cells['ShortDescriptionPt'] ?? '',
+          ShortDescription: cells['ShortDescription'] ?? '',
+          ...window,
+        });
+      } catch (error) {
+        sinkFailure = { error };
+        parser.destroy(error instanceof Error ? error : new Error(String(error)));
+      }
     })
     .on('data-invalid', (cells: unknown) => {
       row += 1;
@@ -98,6 +106,7 @@ export async function streamIndexCsv(text: AsyncIterable<string> | Iterable<stri
   try {
     await pipeline(Readable.from(inSlices(withoutByteOrderMark(text), slices), { objectMode: false }), parser);
   } catch (error) {
+    if (sinkFailure !== undefined) throw sinkFailure.error;
     if (error instanceof IndexMalformed) throw error;
     if (refusal !== undefined) throw refusal;
     throw new IndexMalformed(`The index is not valid CSV: ${(error as Error).message}`, { cause: error });
