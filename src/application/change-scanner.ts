@@ -60,8 +60,8 @@ export const SCANNED_BLOB_BYTES = 240;
 export const SCANNED_ROW_BYTES = 300;
 
 /** What the scanner counts for one index row: `SCANNED_ROW_BYTES` and the characters of its symbol and file name. */
-function rowBytes(row: ScannedRow): number {
-  return SCANNED_ROW_BYTES + row.symbol.length + row.fileName.length;
+function rowBytes(symbol: string, fileName: string): number {
+  return SCANNED_ROW_BYTES + symbol.length + fileName.length;
 }
 
 /** What the scanner counts for one blob of the listing. */
@@ -112,6 +112,30 @@ class HeldBytes {
   }
 }
 
+/**
+ * A catalog builder whose rows are counted against the scan's budget as they are parsed, so that an
+ * index too large for it stops the scan before it is held whole (as `FileCatalogBuilder` does, or
+ * as the scanner's rows).
+ */
+class CountedCatalogBuilder implements IndexRowSink {
+  readonly builder = new FileCatalogBuilder();
+  bytes = 0;
+  rows = 0;
+  constructor(private readonly held: HeldBytes) {}
+
+  record(record: IndexRecord): void {
+    const bytes = rowBytes(record.Symbol, record.FileName);
+    this.bytes += bytes;
+    this.rows += 1;
+    this.held.addRow(bytes);
+    this.builder.record(record);
+  }
+
+  rejected(warning: IndexRowWarning): void {
+    this.builder.rejected(warning);
+  }
+}
+
 /** What one scan did, for logs, metrics and tests. */
 export interface ScanReport {
   /** The first scan records what exists and finds no change. */
@@ -151,30 +175,6 @@ export interface ScanReport {
  * has them already. So a scan that dies halfway, or another instance that takes over, neither
  * loses nor repeats a change.
  */
-/**
- * A catalog builder whose rows are counted against the scan's budget as they are parsed, so that an
- * index too large for it stops the scan before it is held whole (as `FileCatalogBuilder` does, or
- * as the scanner's rows).
- */
-class CountedCatalogBuilder implements IndexRowSink {
-  readonly builder = new FileCatalogBuilder();
-  bytes = 0;
-  rows = 0;
-  constructor(private readonly held: HeldBytes) {}
-
-  record(record: IndexRecord): void {
-    const bytes = SCANNED_ROW_BYTES + record.Symbol.length + record.FileName.length;
-    this.bytes += bytes;
-    this.rows += 1;
-    this.held.addRow(bytes);
-    this.builder.record(record);
-  }
-
-  rejected(warning: IndexRowWarning): void {
-    this.builder.rejected(warning);
-  }
-}
-
 export class ChangeScanner {
   readonly #deps: ChangeScannerDependencies;
   #state: ScanState | undefined;
@@ -358,7 +358,7 @@ export class ChangeScanner {
     let bytes = this.#rowBytes.get(rows);
     if (bytes === undefined) {
       bytes = 0;
-      for (const row of rows) bytes += rowBytes(row);
+      for (const row of rows) bytes += rowBytes(row.symbol, row.fileName);
       this.#rowBytes.set(rows, bytes);
     }
     return bytes;
@@ -397,7 +397,7 @@ export class ChangeScanner {
           from: entry.availableFrom?.getTime() ?? null,
           until: entry.availableUntil?.getTime() ?? null,
         };
-        bytes += rowBytes(row);
+        bytes += rowBytes(row.symbol, row.fileName);
         rows.push(row);
       }
       held.addIndex();
